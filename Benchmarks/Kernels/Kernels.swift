@@ -1,0 +1,70 @@
+import Benchmark
+import QBKernels
+import QBModel
+
+/// Throughput of each kernel on the llama-3.2-1b shape, in the units its ceiling is
+/// measured in: matvec in bytes of weights read per second (memory-bound), matmul in
+/// floating-point operations per second (compute-bound).
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.wallClock, .throughput], timeUnits: .microseconds, maxDuration: .seconds(3))
+
+    let pool = ThreadPool(threads: ThreadPool.defaultThreadCount)
+    let hidden = 2048, ffn = 8192
+
+    for dtype in DType.allCases {
+        let weights = RandomMatrix(dtype: dtype, rows: ffn, cols: hidden)
+        let x = FloatBuffer(count: hidden), y = FloatBuffer(count: ffn)
+        // One "iteration" reads the whole matrix: throughput x bytes = bandwidth.
+        Benchmark("matvec \(dtype.rawValue) 8192x2048 (\(weights.matrix.byteCount / 1_000_000) MB/iter)") { b in
+            for _ in b.scaledIterations { Linear.matvec(weights.matrix, x.pointer, y.pointer, pool: pool) }
+        }
+        let tokens = 64
+        let xs = FloatBuffer(count: tokens * hidden), ys = FloatBuffer(count: tokens * ffn)
+        Benchmark("matmul \(dtype.rawValue) 64 tokens x 8192x2048 (\(2 * tokens * ffn * hidden / 1_000_000) MFLOP/iter)") { b in
+            for _ in b.scaledIterations { Linear.matmul(weights.matrix, xs.pointer, ys.pointer, count: tokens, pool: pool) }
+        }
+    }
+
+    let n = 2048
+    let x = FloatBuffer(count: n), w = FloatBuffer(count: n), out = FloatBuffer(count: n)
+    Benchmark("rmsnorm 2048") { b in
+        for _ in b.scaledIterations { Ops.rmsnorm(x.pointer, weight: w.pointer, out: out.pointer, count: n, eps: 1e-5) }
+    }
+    let rope = Rope(headDim: 64, theta: 500000, style: .halves)
+    let cs = FloatBuffer(count: 32), sn = FloatBuffer(count: 32), q = FloatBuffer(count: 32 * 64)
+    Benchmark("rope 32 heads x 64") { b in
+        for _ in b.scaledIterations {
+            rope.angles(position: 1000, cos: cs.pointer, sin: sn.pointer)
+            rope.apply(q.pointer, heads: 32, cos: cs.pointer, sin: sn.pointer)
+        }
+    }
+    let depth = 4096, hd = 64
+    let keys = FloatBuffer(count: depth * hd), values = FloatBuffer(count: depth * hd)
+    let scores = FloatBuffer(count: depth), o = FloatBuffer(count: hd)
+    Benchmark("attention head at depth 4096") { b in
+        for _ in b.scaledIterations {
+            Ops.attentionHead(q: q.pointer, keys: keys.pointer, values: values.pointer, count: depth, headDim: hd,
+                              scale: 0.125, scores: scores.pointer, out: o.pointer)
+        }
+    }
+}
+
+/// A matrix of random values in any dtype, owning its storage.
+final class RandomMatrix: @unchecked Sendable {
+    let matrix: Matrix
+    private let storage: FloatBuffer
+    init(dtype: DType, rows: Int, cols: Int) {
+        var rng = SplitMix64(seed: 42)
+        let floats = FloatBuffer(count: rows * cols)
+        for i in 0..<floats.count { floats.pointer[i] = Float(Int64(bitPattern: rng.next()) >> 40) * 0x1p-23 }
+        if dtype == .f32 {
+            storage = floats
+        } else {
+            storage = FloatBuffer(count: (rows * cols + 1) / 2)
+            let narrow = UnsafeMutableRawPointer(storage.pointer).assumingMemoryBound(to: UInt16.self)
+            if dtype == .f16 { Convert.f32ToF16(floats.pointer, narrow, count: rows * cols) } else { Convert.f32ToBF16(floats.pointer, narrow, count: rows * cols) }
+        }
+        matrix = Matrix(dtype: dtype, rows: rows, cols: cols, base: UnsafeRawPointer(storage.pointer), owner: storage)
+    }
+}

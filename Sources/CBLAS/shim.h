@@ -1,0 +1,2 @@
+// OpenBLAS's CBLAS interface (Debian: libopenblas-dev).
+#include <cblas.h>

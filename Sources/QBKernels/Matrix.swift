@@ -1,0 +1,81 @@
+import CQBKernels
+
+/// A read-only view of a row-major weight matrix `[rows][cols]` (PyTorch's Linear layout,
+/// out x in) in its stored element type.
+///
+/// Views point into memory-mapped files or into buffers owned by `owner`; holding the view
+/// keeps that storage alive. Nothing is copied when a model is opened.
+public struct Matrix: @unchecked Sendable {
+    public let dtype: DType
+    public let rows: Int
+    public let cols: Int
+    public let base: UnsafeRawPointer
+    /// Keeps the memory behind `base` alive (a mapped file or an owned buffer).
+    public let owner: AnyObject?
+
+    public init(dtype: DType, rows: Int, cols: Int, base: UnsafeRawPointer, owner: AnyObject?) {
+        self.dtype = dtype
+        self.rows = rows
+        self.cols = cols
+        self.base = base
+        self.owner = owner
+    }
+
+    public var elementCount: Int { rows * cols }
+    public var byteCount: Int { rows * cols * dtype.size }
+
+    /// Widens row `r` to f32.
+    public func row(_ r: Int, into out: UnsafeMutablePointer<Float>) {
+        rows(r..<(r + 1), into: out)
+    }
+
+    /// Widens rows `range` to f32, contiguously into `out`.
+    public func rows(_ range: Range<Int>, into out: UnsafeMutablePointer<Float>) {
+        let n = range.count * cols
+        let offset = range.lowerBound * cols
+        switch dtype {
+        case .f32:
+            out.update(from: base.assumingMemoryBound(to: Float.self) + offset, count: n)
+        case .f16:
+            qb_f16_to_f32(base.assumingMemoryBound(to: UInt16.self) + offset, out, Int64(n))
+        case .bf16:
+            qb_bf16_to_f32(base.assumingMemoryBound(to: UInt16.self) + offset, out, Int64(n))
+        }
+    }
+
+    /// The whole matrix widened to f32 (tests and small tensors such as norms).
+    public func toFloats() -> [Float] {
+        [Float](unsafeUninitializedCapacity: elementCount) { buf, count in
+            if elementCount > 0 { rows(0..<rows, into: buf.baseAddress!) }
+            count = elementCount
+        }
+    }
+}
+
+/// An owned, aligned f32 buffer used for activations and caches. A class so that views
+/// (`Matrix`) can keep it alive.
+public final class FloatBuffer: @unchecked Sendable {
+    public let pointer: UnsafeMutablePointer<Float>
+    public let count: Int
+
+    public init(count: Int, zeroed: Bool = true) {
+        self.count = count
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1) * 4, alignment: 64)
+        pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
+        if zeroed { pointer.initialize(repeating: 0, count: max(count, 1)) }
+    }
+
+    public convenience init(_ values: [Float]) {
+        self.init(count: values.count, zeroed: false)
+        values.withUnsafeBufferPointer { pointer.update(from: $0.baseAddress!, count: values.count) }
+    }
+
+    deinit { pointer.deallocate() }
+
+    public var array: [Float] { Array(UnsafeBufferPointer(start: pointer, count: count)) }
+
+    /// A matrix view of this buffer.
+    public func matrix(rows: Int, cols: Int) -> Matrix {
+        Matrix(dtype: .f32, rows: rows, cols: cols, base: UnsafeRawPointer(pointer), owner: self)
+    }
+}

@@ -1,0 +1,35 @@
+import CQBKernels
+
+/// The element-wise and per-row steps of a transformer block. Each has a plain Swift
+/// twin in `Reference` that tests hold it to.
+public enum Ops {
+    public static func rmsnorm(
+        _ x: UnsafePointer<Float>, weight: UnsafePointer<Float>, out: UnsafeMutablePointer<Float>,
+        count: Int, eps: Float
+    ) {
+        qb_rmsnorm(x, weight, out, Int64(count), eps)
+    }
+
+    public static func softmax(_ x: UnsafeMutablePointer<Float>, count: Int) {
+        qb_softmax(x, Int64(count))
+    }
+
+    /// gate = silu(gate) * up
+    public static func swiglu(gate: UnsafeMutablePointer<Float>, up: UnsafePointer<Float>, count: Int) {
+        qb_swiglu(gate, up, Int64(count))
+    }
+
+    /// out = softmax(K q · scale) V over `count` cached positions laid out `[count][headDim]`.
+    public static func attentionHead(
+        q: UnsafePointer<Float>, keys: UnsafePointer<Float>, values: UnsafePointer<Float>,
+        count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>
+    ) {
+        qb_attention_head(q, keys, values, Int64(count), Int64(headDim), scale, scores, out)
+    }
+
+    /// Adds `x` into `y`.
+    public static func add(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, count: Int) {
+        qb_axpy_f32(1, x, y, Int64(count))
+    }
+}

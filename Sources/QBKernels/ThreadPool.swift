@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CQBKernels
+
+/// A persistent pool of worker threads (the caller is one of them).
+///
+/// Work is split by output item: every item is computed by the same code whichever thread
+/// runs it, so results never depend on the thread count. Threads are created once, here;
+/// a parallel section costs a store and a wake-up, not a thread creation.
+public final class ThreadPool: @unchecked Sendable {
+    // The C pool is internally synchronised; `run` must not be entered concurrently
+    // from two threads, which the engine guarantees by giving each session its own pool
+    // or calling it from one actor.
+    private let pool: OpaquePointer?
+
+    /// Number of threads that run a parallel section, the caller included.
+    public let threadCount: Int
+
+    /// Per-thread scratch, grown on demand; thread i only ever touches slot i.
+    // A raw allocation, not a Swift array: concurrent writes to distinct slots of an array
+    // property would trip the runtime's exclusivity check.
+    private let scratchBuffers: UnsafeMutablePointer<FloatBuffer?>
+
+    public init(threads: Int) {
+        let n = max(1, threads)
+        threadCount = n
+        pool = qb_pool_create(Int32(n))
+        scratchBuffers = .allocate(capacity: n)
+        scratchBuffers.initialize(repeating: nil, count: n)
+    }
+
+    deinit {
+        qb_pool_destroy(pool)
+        scratchBuffers.deinitialize(count: threadCount)
+        scratchBuffers.deallocate()
+    }
+
+    /// Scratch space of at least `floats` floats private to worker `thread` for the
+    /// duration of a parallel section.
+    public func scratch(thread: Int, floats: Int) -> UnsafeMutablePointer<Float> {
+        if let b = scratchBuffers[thread], b.count >= floats { return b.pointer }
+        let b = FloatBuffer(count: floats, zeroed: false)
+        scratchBuffers[thread] = b
+        return b.pointer
+    }
+
+    /// The number of threads to use when the user does not say: every core, as
+    /// llama.cpp and MLX do on CPU.
+    public static var defaultThreadCount: Int { max(1, System.activeProcessorCount) }
+
+    /// Calls `body(range, thread)` on disjoint chunks of `0..<count`, `grain` items each,
+    /// and returns when all are done.
+    public func parallelFor(_ count: Int, grain: Int = 1, _ body: (Range<Int>, Int) -> Void) {
+        guard count > 0 else { return }
+        let g = max(1, grain)
+        if threadCount == 1 || count <= g {
+            var b = 0
+            while b < count { body(b..<min(b + g, count), 0); b += g }
+            return
+        }
+        withoutActuallyEscaping(body) { escaping in
+            var closure = escaping
+            withUnsafeMutablePointer(to: &closure) { ctx in
+                qb_pool_run(pool, { raw, begin, end, thread in
+                    let f = raw!.assumingMemoryBound(to: ((Range<Int>, Int) -> Void).self).pointee
+                    f(Int(begin)..<Int(end), Int(thread))
+                }, ctx, Int64(count), Int64(g))
+            }
+        }
+    }
+
+    /// A grain that gives each thread several chunks (for balance) of at least `minimum`.
+    public func grain(for count: Int, minimum: Int = 1) -> Int {
+        max(minimum, count / (threadCount * 8))
+    }
+}
+
+/// Facts about the machine that kernels and reports need.
+public enum System {
+    /// Processors this process may run on.
+    public static var activeProcessorCount: Int {
+        Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+}

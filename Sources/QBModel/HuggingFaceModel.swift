@@ -1,0 +1,99 @@
+import Foundation
+import QBKernels
+
+/// A Hugging Face model folder: config.json plus model.safetensors or a sharded
+/// model.safetensors.index.json. Weights stay in the mapped files.
+public enum HuggingFaceModel {
+    public static func load(directory: String) throws -> LlamaModel {
+        let dir = URL(fileURLWithPath: directory)
+        let configPath = dir.appendingPathComponent("config.json").path
+        let config = try LlamaConfig.load(path: configPath)
+        if let type = config.modelType, type != "llama" {
+            throw ModelError.invalidField(path: configPath, field: "model_type", reason: "\(type) is not a Llama model")
+        }
+        let store = try TensorStore(directory: dir)
+
+        let dim = config.hiddenSize
+        func matrix(_ name: String, _ rows: Int, _ cols: Int) throws -> Matrix {
+            try store.file(for: name).matrix(name, rows: rows, cols: cols)
+        }
+        func norm(_ name: String) throws -> FloatBuffer {
+            FloatBuffer(try matrix(name, 1, dim).toFloats())
+        }
+        let embedding = try matrix("model.embed_tokens.weight", config.vocabSize, dim)
+        var layers: [LayerWeights] = []
+        for l in 0..<config.numHiddenLayers {
+            let p = "model.layers.\(l)."
+            layers.append(LayerWeights(
+                attentionNorm: try norm(p + "input_layernorm.weight"),
+                wq: try matrix(p + "self_attn.q_proj.weight", config.qDim, dim),
+                wk: try matrix(p + "self_attn.k_proj.weight", config.kvDim, dim),
+                wv: try matrix(p + "self_attn.v_proj.weight", config.kvDim, dim),
+                wo: try matrix(p + "self_attn.o_proj.weight", dim, config.qDim),
+                ffnNorm: try norm(p + "post_attention_layernorm.weight"),
+                gate: try matrix(p + "mlp.gate_proj.weight", config.intermediateSize, dim),
+                up: try matrix(p + "mlp.up_proj.weight", config.intermediateSize, dim),
+                down: try matrix(p + "mlp.down_proj.weight", dim, config.intermediateSize)))
+        }
+        let output = config.tied ? embedding : try matrix("lm_head.weight", config.vocabSize, dim)
+        let weights = LlamaWeights(
+            embedding: embedding, layers: layers, finalNorm: try norm("model.norm.weight"), output: output)
+        let source = ModelSource(format: .huggingFace, path: directory, tensors: store.infos, directory: directory)
+        let eos = (config.eosTokenId?.ids ?? []).map { Int32(truncatingIfNeeded: $0) }
+        return try LlamaModel(
+            config: config, ropeStyle: .halves, weights: weights, source: source, stopTokens: eos,
+            bosToken: config.bosTokenId.map { Int32(truncatingIfNeeded: $0) })
+    }
+}
+
+/// The safetensors files of a folder, and which one holds each tensor.
+struct TensorStore {
+    let files: [String: SafetensorsFile]
+    let location: [String: String]
+
+    init(directory dir: URL) throws {
+        let single = dir.appendingPathComponent("model.safetensors").path
+        let index = dir.appendingPathComponent("model.safetensors.index.json").path
+        let fm = FileManager.default
+        if fm.fileExists(atPath: single) {
+            let f = try SafetensorsFile(path: single)
+            files = ["model.safetensors": f]
+            location = f.entries.keys.reduce(into: [:]) { $0[$1] = "model.safetensors" }
+        } else if fm.fileExists(atPath: index) {
+            guard let data = fm.contents(atPath: index),
+                  let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { throw ModelError.invalidField(path: index, field: "JSON", reason: "not a JSON object") }
+            guard let map = obj["weight_map"] as? [String: String] else {
+                throw ModelError.invalidField(path: index, field: "weight_map", reason: "missing or not a map of strings")
+            }
+            var opened: [String: SafetensorsFile] = [:]
+            for name in Set(map.values).sorted() {
+                guard !name.contains("/"), !name.hasPrefix(".") else {
+                    throw ModelError.invalidField(path: index, field: "weight_map", reason: "shard name \(name) leaves the folder")
+                }
+                opened[name] = try SafetensorsFile(path: dir.appendingPathComponent(name).path)
+            }
+            for (tensor, shard) in map where opened[shard]?.entries[tensor] == nil {
+                throw ModelError.missingTensor(path: dir.appendingPathComponent(shard).path, tensor: tensor)
+            }
+            files = opened
+            location = map
+        } else {
+            if !fm.fileExists(atPath: dir.path) { throw ModelError.notFound(path: dir.path) }
+            throw ModelError.notFound(path: single)
+        }
+    }
+
+    func file(for tensor: String) throws -> SafetensorsFile {
+        guard let shard = location[tensor], let f = files[shard] else {
+            throw ModelError.missingTensor(path: files.values.first?.file.path ?? "model.safetensors", tensor: tensor)
+        }
+        return f
+    }
+
+    var infos: [TensorInfo] {
+        files.values.flatMap { f in
+            f.entries.values.map { TensorInfo(name: $0.name, dtype: $0.dtypeName, shape: $0.shape, bytes: $0.range.count) }
+        }.sorted { $0.name.localizedStandardCompare($1.name) == .orderedAscending }
+    }
+}

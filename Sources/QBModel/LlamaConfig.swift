@@ -1,0 +1,213 @@
+import Foundation
+import QBKernels
+
+/// A Llama 2 / 3 / 3.1 / 3.2 architecture, decoded straight from a Hugging Face
+/// config.json (or filled in from a llama2.c header).
+public struct LlamaConfig: Codable, Sendable, Equatable {
+    public var hiddenSize: Int
+    public var intermediateSize: Int
+    public var numHiddenLayers: Int
+    public var numAttentionHeads: Int
+    public var numKeyValueHeads: Int?
+    public var headDim: Int?
+    public var vocabSize: Int
+    public var rmsNormEps: Float?
+    public var ropeTheta: Float?
+    public var ropeScaling: RopeScalingConfig?
+    public var tieWordEmbeddings: Bool?
+    public var maxPositionEmbeddings: Int?
+    public var bosTokenId: Int?
+    public var eosTokenId: TokenIDList?
+    public var hiddenAct: String?
+    public var attentionBias: Bool?
+    public var mlpBias: Bool?
+    public var modelType: String?
+    public var architectures: [String]?
+    public var torchDtype: String?
+
+    enum CodingKeys: String, CodingKey {
+        case hiddenSize = "hidden_size"
+        case intermediateSize = "intermediate_size"
+        case numHiddenLayers = "num_hidden_layers"
+        case numAttentionHeads = "num_attention_heads"
+        case numKeyValueHeads = "num_key_value_heads"
+        case headDim = "head_dim"
+        case vocabSize = "vocab_size"
+        case rmsNormEps = "rms_norm_eps"
+        case ropeTheta = "rope_theta"
+        case ropeScaling = "rope_scaling"
+        case tieWordEmbeddings = "tie_word_embeddings"
+        case maxPositionEmbeddings = "max_position_embeddings"
+        case bosTokenId = "bos_token_id"
+        case eosTokenId = "eos_token_id"
+        case hiddenAct = "hidden_act"
+        case attentionBias = "attention_bias"
+        case mlpBias = "mlp_bias"
+        case modelType = "model_type"
+        case architectures
+        case torchDtype = "torch_dtype"
+    }
+
+    public init(
+        hiddenSize: Int, intermediateSize: Int, numHiddenLayers: Int, numAttentionHeads: Int,
+        numKeyValueHeads: Int, vocabSize: Int, rmsNormEps: Float = 1e-5, ropeTheta: Float = 10000,
+        ropeScaling: RopeScalingConfig? = nil, tieWordEmbeddings: Bool = false,
+        maxPositionEmbeddings: Int = 2048, headDim: Int? = nil
+    ) {
+        self.hiddenSize = hiddenSize
+        self.intermediateSize = intermediateSize
+        self.numHiddenLayers = numHiddenLayers
+        self.numAttentionHeads = numAttentionHeads
+        self.numKeyValueHeads = numKeyValueHeads
+        self.vocabSize = vocabSize
+        self.rmsNormEps = rmsNormEps
+        self.ropeTheta = ropeTheta
+        self.ropeScaling = ropeScaling
+        self.tieWordEmbeddings = tieWordEmbeddings
+        self.maxPositionEmbeddings = maxPositionEmbeddings
+        self.headDim = headDim
+        self.hiddenAct = "silu"
+        self.modelType = "llama"
+        self.architectures = ["LlamaForCausalLM"]
+    }
+
+    // Defaults are Hugging Face LlamaConfig's.
+    public var kvHeads: Int { numKeyValueHeads ?? numAttentionHeads }
+    public var headDimension: Int { headDim ?? (numAttentionHeads > 0 ? hiddenSize / numAttentionHeads : 0) }
+    public var qDim: Int { numAttentionHeads * headDimension }
+    public var kvDim: Int { kvHeads * headDimension }
+    public var eps: Float { rmsNormEps ?? 1e-6 }
+    public var theta: Float { ropeTheta ?? 10000 }
+    public var tied: Bool { tieWordEmbeddings ?? false }
+    public var contextLength: Int { maxPositionEmbeddings ?? 2048 }
+
+    /// Reads and validates config.json.
+    public static func load(path: String) throws -> LlamaConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if !FileManager.default.fileExists(atPath: path) { throw ModelError.notFound(path: path) }
+            throw ModelError.unreadable(path: path, reason: "cannot read file")
+        }
+        let config: LlamaConfig
+        do {
+            config = try JSONDecoder().decode(LlamaConfig.self, from: data)
+        } catch let DecodingError.keyNotFound(key, ctx) {
+            throw ModelError.invalidField(path: path, field: fieldPath(ctx.codingPath + [key]), reason: "missing")
+        } catch let DecodingError.typeMismatch(_, ctx) {
+            throw ModelError.invalidField(path: path, field: fieldPath(ctx.codingPath), reason: ctx.debugDescription)
+        } catch let DecodingError.valueNotFound(_, ctx) {
+            throw ModelError.invalidField(path: path, field: fieldPath(ctx.codingPath), reason: "null")
+        } catch let DecodingError.dataCorrupted(ctx) {
+            throw ModelError.invalidField(
+                path: path, field: ctx.codingPath.isEmpty ? "JSON" : fieldPath(ctx.codingPath),
+                reason: ctx.debugDescription)
+        } catch {
+            throw ModelError.unreadable(path: path, reason: "\(error)")
+        }
+        try config.validate(path: path)
+        return config
+    }
+
+    private static func fieldPath(_ keys: [CodingKey]) -> String {
+        keys.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+    }
+
+    /// Rejects shapes the forward pass cannot run (or that no real model has), naming the field.
+    public func validate(path: String) throws {
+        func bad(_ field: String, _ reason: String) -> ModelError {
+            .invalidField(path: path, field: field, reason: reason)
+        }
+        let limits: [(String, Int, Int)] = [
+            ("hidden_size", hiddenSize, 1 << 17), ("intermediate_size", intermediateSize, 1 << 19),
+            ("num_hidden_layers", numHiddenLayers, 4096), ("num_attention_heads", numAttentionHeads, 4096),
+            ("num_key_value_heads", kvHeads, 4096), ("vocab_size", vocabSize, 1 << 24),
+            ("head_dim", headDimension, 1 << 12),
+        ]
+        for (field, value, limit) in limits {
+            if value <= 0 { throw bad(field, "must be positive, is \(value)") }
+            if value > limit { throw bad(field, "\(value) is beyond any supported model (limit \(limit))") }
+        }
+        if headDim == nil && hiddenSize % numAttentionHeads != 0 {
+            throw bad("hidden_size", "\(hiddenSize) is not divisible by num_attention_heads \(numAttentionHeads)")
+        }
+        if numAttentionHeads % kvHeads != 0 {
+            throw bad("num_key_value_heads", "num_attention_heads \(numAttentionHeads) is not a multiple of \(kvHeads)")
+        }
+        if headDimension % 2 != 0 { throw bad("head_dim", "\(headDimension) is odd; RoPE rotates pairs") }
+        if let m = maxPositionEmbeddings, m <= 0 { throw bad("max_position_embeddings", "must be positive, is \(m)") }
+        if let e = rmsNormEps, !(e > 0 && e < 1) { throw bad("rms_norm_eps", "\(e) is not in (0, 1)") }
+        if let t = ropeTheta, !(t > 1 && t.isFinite) { throw bad("rope_theta", "\(t) must be a finite number > 1") }
+        if let act = hiddenAct, act != "silu" { throw bad("hidden_act", "\(act) is not supported (only silu)") }
+        if attentionBias == true { throw bad("attention_bias", "biases are not supported") }
+        if mlpBias == true { throw bad("mlp_bias", "biases are not supported") }
+        if let s = ropeScaling { _ = try s.llama3(path: path) }
+    }
+
+    /// The rotary embedding this config describes.
+    public func rope(style: RopeStyle, path: String = "config") throws -> Rope {
+        Rope(headDim: headDimension, theta: theta, style: style, scaling: try ropeScaling?.llama3(path: path))
+    }
+}
+
+/// `rope_scaling` as config.json spells it.
+public struct RopeScalingConfig: Codable, Sendable, Equatable {
+    public var ropeType: String?
+    public var type: String?
+    public var factor: Float?
+    public var lowFreqFactor: Float?
+    public var highFreqFactor: Float?
+    public var originalMaxPositionEmbeddings: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case ropeType = "rope_type"
+        case type
+        case factor
+        case lowFreqFactor = "low_freq_factor"
+        case highFreqFactor = "high_freq_factor"
+        case originalMaxPositionEmbeddings = "original_max_position_embeddings"
+    }
+
+    public init(llama3 s: Llama3RopeScaling) {
+        ropeType = "llama3"
+        factor = s.factor
+        lowFreqFactor = s.lowFreqFactor
+        highFreqFactor = s.highFreqFactor
+        originalMaxPositionEmbeddings = s.originalMaxPositionEmbeddings
+    }
+
+    /// The scaling to apply, nil for the plain ("default") rope, or an error for kinds the
+    /// engine does not implement.
+    public func llama3(path: String) throws -> Llama3RopeScaling? {
+        let kind = ropeType ?? type ?? "default"
+        switch kind {
+        case "default": return nil
+        case "llama3":
+            guard let f = factor, let lo = lowFreqFactor, let hi = highFreqFactor,
+                  let orig = originalMaxPositionEmbeddings
+            else {
+                throw ModelError.invalidField(
+                    path: path, field: "rope_scaling",
+                    reason: "llama3 scaling needs factor, low_freq_factor, high_freq_factor, original_max_position_embeddings")
+            }
+            guard f >= 1, lo > 0, hi > lo, orig > 0 else {
+                throw ModelError.invalidField(path: path, field: "rope_scaling", reason: "inconsistent llama3 parameters")
+            }
+            return Llama3RopeScaling(factor: f, lowFreqFactor: lo, highFreqFactor: hi, originalMaxPositionEmbeddings: orig)
+        default:
+            throw ModelError.invalidField(path: path, field: "rope_scaling.rope_type", reason: "\(kind) is not supported")
+        }
+    }
+}
+
+/// `eos_token_id` may be one id or a list of them.
+public struct TokenIDList: Codable, Sendable, Equatable {
+    public var ids: [Int]
+    public init(_ ids: [Int]) { self.ids = ids }
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let one = try? c.decode(Int.self) { ids = [one] } else { ids = try c.decode([Int].self) }
+    }
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        if ids.count == 1 { try c.encode(ids[0]) } else { try c.encode(ids) }
+    }
+}

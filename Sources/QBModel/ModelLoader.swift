@@ -1,0 +1,22 @@
+import Foundation
+
+/// Opens a model from a path of any supported kind: a Hugging Face folder (or a
+/// .safetensors file inside one) or a llama2.c checkpoint.
+public enum ModelLoader {
+    public static func load(path: String) throws -> LlamaModel {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+            throw ModelError.notFound(path: path)
+        }
+        if isDir.boolValue { return try HuggingFaceModel.load(directory: path) }
+        if path.hasSuffix(".safetensors") || path.hasSuffix("config.json") {
+            return try HuggingFaceModel.load(directory: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+        }
+        let file = try MappedFile(path: path)
+        let magic = try file.load(UInt32.self, at: 0, item: "magic")
+        if magic == 0x4655_4747 {  // "GGUF"
+            throw ModelError.invalidField(path: path, field: "format", reason: "GGUF files are not supported yet")
+        }
+        return try Llama2cCheckpoint.load(path: path)
+    }
+}

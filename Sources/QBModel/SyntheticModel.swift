@@ -1,0 +1,147 @@
+import Foundation
+import QBKernels
+
+/// Deterministic random-weight Llama models: the same preset, seed and dtype always give
+/// byte-identical files. They exercise the real loading and compute paths at any shape;
+/// random weights say nothing about quality.
+public enum SyntheticModel {
+    /// Named shapes.
+    public enum Preset: String, CaseIterable, Sendable {
+        /// Small enough for unit tests in a debug build, yet with GQA, untied head and
+        /// llama3 rope scaling whose three frequency bands all occur.
+        case tiny
+        /// The shape of Llama 3.2 1B.
+        case llama32_1b = "llama-3.2-1b"
+
+        public var config: LlamaConfig {
+            switch self {
+            case .tiny:
+                var c = LlamaConfig(
+                    hiddenSize: 128, intermediateSize: 384, numHiddenLayers: 2, numAttentionHeads: 4,
+                    numKeyValueHeads: 2, vocabSize: 1024, rmsNormEps: 1e-5, ropeTheta: 500000,
+                    ropeScaling: RopeScalingConfig(llama3: .init(
+                        factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 64)),
+                    tieWordEmbeddings: false, maxPositionEmbeddings: 2048)
+                c.headDim = 32
+                return c
+            case .llama32_1b:
+                var c = LlamaConfig(
+                    hiddenSize: 2048, intermediateSize: 8192, numHiddenLayers: 16, numAttentionHeads: 32,
+                    numKeyValueHeads: 8, vocabSize: 128256, rmsNormEps: 1e-5, ropeTheta: 500000,
+                    ropeScaling: RopeScalingConfig(llama3: .init(
+                        factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 8192)),
+                    tieWordEmbeddings: true, maxPositionEmbeddings: 131072)
+                c.headDim = 64
+                return c
+            }
+        }
+    }
+
+    /// Writes config.json and model.safetensors into `directory` (created if needed).
+    /// `bos` and `eos` are the ids the tokenizer written beside it declares.
+    public static func write(
+        config base: LlamaConfig, seed: UInt64, dtype: DType, to directory: URL, bos: Int?, eos: [Int]
+    ) throws {
+        var config = base
+        config.bosTokenId = bos
+        config.eosTokenId = eos.isEmpty ? nil : TokenIDList(eos)
+        config.torchDtype = ["F32": "float32", "F16": "float16", "BF16": "bfloat16"][dtype.rawValue]
+        try config.validate(path: directory.appendingPathComponent("config.json").path)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicFile.write(try encoder.encode(config), to: directory.appendingPathComponent("config.json"))
+
+        let decls = declarations(config, dtype: dtype)
+        let target = directory.appendingPathComponent("model.safetensors")
+        try AtomicFile.produce(at: target) { tmp in
+            try SafetensorsWriter.write(path: tmp.path, declarations: decls) { d, start, chunk in
+                fill(chunk, name: d.name, start: start, config: config, seed: seed)
+            }
+        }
+    }
+
+    /// The tensors of a Llama checkpoint in Hugging Face naming, in file order.
+    static func declarations(_ c: LlamaConfig, dtype: DType) -> [SafetensorsWriter.Declaration] {
+        var d: [SafetensorsWriter.Declaration] = []
+        func add(_ name: String, _ shape: [Int]) { d.append(.init(name: name, dtype: dtype, shape: shape)) }
+        add("model.embed_tokens.weight", [c.vocabSize, c.hiddenSize])
+        for l in 0..<c.numHiddenLayers {
+            let p = "model.layers.\(l)."
+            add(p + "input_layernorm.weight", [c.hiddenSize])
+            add(p + "self_attn.q_proj.weight", [c.qDim, c.hiddenSize])
+            add(p + "self_attn.k_proj.weight", [c.kvDim, c.hiddenSize])
+            add(p + "self_attn.v_proj.weight", [c.kvDim, c.hiddenSize])
+            add(p + "self_attn.o_proj.weight", [c.hiddenSize, c.qDim])
+            add(p + "post_attention_layernorm.weight", [c.hiddenSize])
+            add(p + "mlp.gate_proj.weight", [c.intermediateSize, c.hiddenSize])
+            add(p + "mlp.up_proj.weight", [c.intermediateSize, c.hiddenSize])
+            add(p + "mlp.down_proj.weight", [c.hiddenSize, c.intermediateSize])
+        }
+        add("model.norm.weight", [c.hiddenSize])
+        if !c.tied { add("lm_head.weight", [c.vocabSize, c.hiddenSize]) }
+        return d
+    }
+
+    /// Values for a chunk of tensor `name`. Matrices are uniform with the variance of
+    /// 1/fan_in, so activations stay near unit scale at any width and attention scores
+    /// are neither flat nor one-hot; the residual outputs (o_proj, down_proj) are scaled
+    /// down by the depth; norms scatter around 1 so a missing norm weight shows.
+    static func fill(_ out: UnsafeMutableBufferPointer<Float>, name: String, start: Int, config c: LlamaConfig, seed: UInt64) {
+        var rng = SplitMix64(seed: seed ^ fnv1a(name) &+ UInt64(start) &* 0x9E37_79B9_7F4A_7C15)
+        let isNorm = name.hasSuffix("norm.weight")
+        let fanIn: Int
+        if name.contains("o_proj") { fanIn = c.qDim } else if name.contains("down_proj") { fanIn = c.intermediateSize } else { fanIn = c.hiddenSize }
+        var scale = (3.0 / Double(fanIn)).squareRoot()
+        if name.contains("o_proj") || name.contains("down_proj") { scale /= Double(2 * c.numHiddenLayers).squareRoot() }
+        for i in 0..<out.count {
+            let u = rng.nextUnit() * 2 - 1  // uniform in [-1, 1)
+            out[i] = isNorm ? Float(1 + 0.25 * u) : Float(u * scale)
+        }
+    }
+
+    static func fnv1a(_ s: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h
+    }
+}
+
+/// SplitMix64 (Steele, Lea and Flood 2014): tiny, fast and fully specified, so synthetic
+/// weights are identical on every machine and build.
+public struct SplitMix64: Sendable {
+    public var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// Uniform in [0, 1) with 53 bits.
+    public mutating func nextUnit() -> Double { Double(next() >> 11) * 0x1p-53 }
+}
+
+/// Writes files so that a reader never sees a half-written one: data goes to a
+/// temporary file beside the target, which is then renamed over it.
+public enum AtomicFile {
+    public static func write(_ data: Data, to url: URL) throws {
+        try produce(at: url) { tmp in try data.write(to: tmp) }
+    }
+
+    public static func produce(at url: URL, _ body: (URL) throws -> Void) throws {
+        let tmp = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        do {
+            try body(tmp)
+            if rename(tmp.path, url.path) != 0 {
+                throw ModelError.unreadable(path: url.path, reason: "rename: " + String(cString: strerror(errno)))
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: tmp)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+/// Typed access to a JSONSerialization tree, turning every shape mismatch into a
+/// `TokenizerError.malformed` that names the file and the dotted field path.
+struct JSONFields {
+    let path: String
+
+    func parse(_ data: Data) throws -> [String: Any] {
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw TokenizerError.malformed(path: path, field: "(file)", reason: "not valid JSON")
+        }
+        guard let object = root as? [String: Any] else {
+            throw TokenizerError.malformed(path: path, field: "(file)", reason: "top level is not a JSON object")
+        }
+        return object
+    }
+
+    /// `value` unless it is absent or JSON null.
+    func present(_ value: Any?) -> Any? {
+        guard let value, !(value is NSNull) else { return nil }
+        return value
+    }
+
+    func object(_ value: Any?, _ field: String) throws -> [String: Any] {
+        guard let v = present(value) else { throw missing(field) }
+        guard let o = v as? [String: Any] else { throw wrongType(field, "an object") }
+        return o
+    }
+
+    func optionalObject(_ value: Any?, _ field: String) throws -> [String: Any]? {
+        guard let v = present(value) else { return nil }
+        guard let o = v as? [String: Any] else { throw wrongType(field, "an object") }
+        return o
+    }
+
+    func array(_ value: Any?, _ field: String) throws -> [Any] {
+        guard let v = present(value) else { throw missing(field) }
+        guard let a = v as? [Any] else { throw wrongType(field, "an array") }
+        return a
+    }
+
+    func string(_ value: Any?, _ field: String) throws -> String {
+        guard let v = present(value) else { throw missing(field) }
+        guard let s = v as? String else { throw wrongType(field, "a string") }
+        return s
+    }
+
+    func optionalString(_ value: Any?, _ field: String) throws -> String? {
+        guard let v = present(value) else { return nil }
+        guard let s = v as? String else { throw wrongType(field, "a string") }
+        return s
+    }
+
+    /// A JSON boolean. JSONSerialization returns numbers and booleans alike as NSNumber;
+    /// booleans are the ones whose Objective-C type code is "c" (JSON never yields chars).
+    func optionalBool(_ value: Any?, _ field: String) throws -> Bool? {
+        guard let v = present(value) else { return nil }
+        guard let n = v as? NSNumber, Self.isBoolean(n) else { throw wrongType(field, "a boolean") }
+        return n.boolValue
+    }
+
+    func bool(_ value: Any?, _ field: String, default fallback: Bool) throws -> Bool {
+        try optionalBool(value, field) ?? fallback
+    }
+
+    /// A non-negative integer no larger than `limit`.
+    func integer(_ value: Any?, _ field: String, limit: Int) throws -> Int {
+        guard let v = present(value) else { throw missing(field) }
+        guard isNumber(v), let n = v as? NSNumber else { throw wrongType(field, "an integer") }
+        let d = n.doubleValue
+        guard d.rounded() == d, d >= 0, d <= Double(limit) else {
+            throw TokenizerError.malformed(path: path, field: field, reason: "\(n) is not an integer in 0...\(limit)")
+        }
+        return Int(d)
+    }
+
+    func optionalDouble(_ value: Any?, _ field: String) throws -> Double? {
+        guard let v = present(value) else { return nil }
+        guard isNumber(v), let n = v as? NSNumber else { throw wrongType(field, "a number") }
+        return n.doubleValue
+    }
+
+    private func isNumber(_ v: Any) -> Bool {
+        guard let n = v as? NSNumber else { return false }
+        return !Self.isBoolean(n)
+    }
+
+    private static func isBoolean(_ n: NSNumber) -> Bool {
+        n.objCType.pointee == 0x63  // "c"
+    }
+
+    func missing(_ field: String) -> TokenizerError {
+        .malformed(path: path, field: field, reason: "missing")
+    }
+
+    func wrongType(_ field: String, _ expected: String) -> TokenizerError {
+        .malformed(path: path, field: field, reason: "expected \(expected)")
+    }
+}
+
+/// Writes JSON text directly, so that generated files are byte-for-byte deterministic
+/// (key order as written, no platform-dependent number or escape formatting).
+struct JSONWriter {
+    private(set) var text = ""
+
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        out.reserveCapacity(s.utf8.count + 2)
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    let hex = String(scalar.value, radix: 16, uppercase: false)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+        return out
+    }
+
+    mutating func raw(_ s: String) { text += s }
+}

@@ -1,0 +1,32 @@
+import ArgumentParser
+import QBKernels
+import QBModel
+import QBRunner
+import QBText
+
+/// Options shared by every command that runs a model.
+struct ModelOptions: ParsableArguments {
+    @Option(help: "Model: a Hugging Face folder, a .safetensors file in one, or a llama2.c checkpoint. Default: the built-in tiny synthetic model.")
+    var model: String?
+
+    @Option(help: "Tokenizer for models that carry none (llama2.c tokenizer.bin, tokenizer.json, or a folder).")
+    var tokenizer: String?
+
+    @Option(help: "Worker threads (default: every core).")
+    var threads: Int?
+
+    func loadModel() throws -> LlamaModel {
+        try ModelLoader.load(path: model ?? DefaultModel.path())
+    }
+
+    func loadTokenizer(for model: LlamaModel) throws -> any Tokenizer {
+        try TokenizerLoader.load(for: model, path: tokenizer)
+    }
+
+    func makePool() throws -> ThreadPool {
+        if let t = threads, t < 1 || t > 1024 {
+            throw ValidationError("--threads must be between 1 and 1024")
+        }
+        return ThreadPool(threads: threads ?? ThreadPool.defaultThreadCount)
+    }
+}

@@ -1,0 +1,9 @@
+import ArgumentParser
+
+@main
+struct QuantBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quantbench",
+        abstract: "A quantized LLM inference engine and the harness that measures it.",
+        subcommands: [Generate.self, Inspect.self, MakeModel.self])
+}

@@ -1,0 +1,169 @@
+import XCTest
+@testable import QBKernels
+
+/// Each optimized kernel against its plain reference on fresh random inputs.
+final class KernelTests: XCTestCase {
+    var rng = SystemRandomNumberGenerator()
+
+    func randoms(_ n: Int, scale: Float = 1) -> [Float] {
+        (0..<n).map { _ in Float.random(in: -scale...scale, using: &rng) }
+    }
+
+    func assertClose(_ a: [Float], _ b: [Float], tolerance: Float, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(a.count, b.count, file: file, line: line)
+        let scale = max(b.map { abs($0) }.max() ?? 1, 1e-6)
+        var worst: Float = 0
+        for (x, y) in zip(a, b) { worst = max(worst, abs(x - y) / scale) }
+        XCTAssertLessThanOrEqual(worst, tolerance, "max error relative to largest magnitude", file: file, line: line)
+    }
+
+    /// A matrix of the given dtype holding (rounded) random values, plus its storage.
+    func matrix(_ dtype: DType, rows: Int, cols: Int) -> (Matrix, AnyObject) {
+        let values = randoms(rows * cols)
+        switch dtype {
+        case .f32:
+            let b = FloatBuffer(values)
+            return (b.matrix(rows: rows, cols: cols), b)
+        case .f16, .bf16:
+            let raw = UnsafeMutablePointer<UInt16>.allocate(capacity: rows * cols)
+            values.withUnsafeBufferPointer {
+                if dtype == .f16 { Convert.f32ToF16($0.baseAddress!, raw, count: rows * cols) } else { Convert.f32ToBF16($0.baseAddress!, raw, count: rows * cols) }
+            }
+            let owner = Box(raw)
+            return (Matrix(dtype: dtype, rows: rows, cols: cols, base: UnsafeRawPointer(raw), owner: owner), owner)
+        }
+    }
+
+    final class Box { let p: UnsafeMutablePointer<UInt16>; init(_ p: UnsafeMutablePointer<UInt16>) { self.p = p }; deinit { p.deallocate() } }
+
+    func testMatvecMatchesReferenceForEveryDTypeAndThreadCount() {
+        for dtype in DType.allCases {
+            for (rows, cols) in [(1, 1), (7, 13), (67, 130), (300, 512)] {
+                let (w, keep) = matrix(dtype, rows: rows, cols: cols)
+                let x = randoms(cols)
+                let expected = Reference.matvec(w, x)
+                for threads in [1, 2, 3] {
+                    let pool = ThreadPool(threads: threads)
+                    var y = [Float](repeating: .nan, count: rows)
+                    x.withUnsafeBufferPointer { xp in y.withUnsafeMutableBufferPointer { Linear.matvec(w, xp.baseAddress!, $0.baseAddress!, pool: pool) } }
+                    assertClose(y, expected, tolerance: 1e-5)
+                }
+                withExtendedLifetime(keep) {}
+            }
+        }
+    }
+
+    func testMatmulMatchesReferenceAndIsIndependentOfThreadCount() {
+        for dtype in DType.allCases {
+            let rows = 150, cols = 96, count = 5
+            let (w, keep) = matrix(dtype, rows: rows, cols: cols)
+            let x = randoms(count * cols)
+            let expected = Reference.matmul(w, x, count: count)
+            var results: [[Float]] = []
+            for threads in [1, 2, 4] {
+                let pool = ThreadPool(threads: threads)
+                var y = [Float](repeating: .nan, count: count * rows)
+                x.withUnsafeBufferPointer { xp in y.withUnsafeMutableBufferPointer { Linear.matmul(w, xp.baseAddress!, $0.baseAddress!, count: count, pool: pool) } }
+                assertClose(y, expected, tolerance: 1e-5)
+                results.append(y)
+            }
+            XCTAssertEqual(results[0], results[1], "bitwise equal at 1 and 2 threads")
+            XCTAssertEqual(results[0], results[2], "bitwise equal at 1 and 4 threads")
+            withExtendedLifetime(keep) {}
+        }
+    }
+
+    func testRMSNormSoftmaxSwiGLU() {
+        for n in [1, 5, 64, 1000] {
+            let x = randoms(n, scale: 3), w = randoms(n)
+            var out = [Float](repeating: 0, count: n)
+            Ops.rmsnorm(x, weight: w, out: &out, count: n, eps: 1e-5)
+            assertClose(out, Reference.rmsnorm(x, weight: w, eps: 1e-5), tolerance: 1e-5)
+
+            var s = randoms(n, scale: 20)
+            let expected = Reference.softmax(s)
+            Ops.softmax(&s, count: n)
+            assertClose(s, expected, tolerance: 1e-5)
+
+            var g = randoms(n, scale: 8)
+            let u = randoms(n)
+            let expectedG = Reference.swiglu(gate: g, up: u)
+            Ops.swiglu(gate: &g, up: u, count: n)
+            assertClose(g, expectedG, tolerance: 1e-5)
+        }
+    }
+
+    func testAttentionHead() {
+        for (count, hd) in [(1, 8), (17, 32), (300, 64)] {
+            let q = randoms(hd, scale: 2), k = randoms(count * hd, scale: 2), v = randoms(count * hd)
+            var scores = [Float](repeating: 0, count: count)
+            var out = [Float](repeating: 0, count: hd)
+            let scale = 1 / Float(hd).squareRoot()
+            Ops.attentionHead(q: q, keys: k, values: v, count: count, headDim: hd, scale: scale, scores: &scores, out: &out)
+            assertClose(out, Reference.attentionHead(q: q, keys: k, values: v, count: count, headDim: hd, scale: scale), tolerance: 1e-5)
+        }
+    }
+
+    func testRopeBothStylesWithAndWithoutLlama3Scaling() {
+        let scaling = Llama3RopeScaling(factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 64)
+        for style in [RopeStyle.interleaved, .halves] {
+            for sc in [nil, scaling] {
+                let rope = Rope(headDim: 32, theta: 500000, style: style, scaling: sc)
+                for position in [0, 1, 37, 1999] {
+                    var v = randoms(3 * 32)
+                    let expected = Reference.rope(v, heads: 3, rope: rope, position: position)
+                    var c = [Float](repeating: 0, count: 16), s = c
+                    rope.angles(position: position, cos: &c, sin: &s)
+                    rope.apply(&v, heads: 3, cos: c, sin: s)
+                    assertClose(v, expected, tolerance: 2e-6)
+                }
+            }
+        }
+    }
+
+    func testLlama3ScalingBands() {
+        // Against the formula of transformers' _compute_llama3_parameters, evaluated by hand:
+        // with theta 10000, head 8, orig 64, low 1, high 4: wavelengths 2π·10000^(2i/8).
+        let rope = Rope(headDim: 8, theta: 10000, style: .halves,
+                        scaling: .init(factor: 8, lowFreqFactor: 1, highFreqFactor: 4, originalMaxPositionEmbeddings: 64))
+        let base = (0..<4).map { 1 / pow(Float(10000), Float(2 * $0) / 8) }
+        XCTAssertEqual(rope.inverseFrequencies[0], base[0])  // wavelength 6.3 < 16: kept
+        let wl1 = 2 * Float.pi / base[1]  // 62.8: between 16 and 64: smoothed
+        let smooth = (64 / wl1 - 1) / 3
+        XCTAssertEqual(rope.inverseFrequencies[1], (1 - smooth) * base[1] / 8 + smooth * base[1], accuracy: 1e-9)
+        XCTAssertEqual(rope.inverseFrequencies[3], base[3] / 8)  // long wavelength: divided
+    }
+
+    func testConversionsRoundToNearestEven() {
+        let values: [Float] = [1, -2.5, 65504, 1e-8, 3.14159, .infinity]
+        var h = [UInt16](repeating: 0, count: values.count), b = h
+        Convert.f32ToF16(values, &h, count: values.count)
+        Convert.f32ToBF16(values, &b, count: values.count)
+        for (i, v) in values.enumerated() {
+            XCTAssertEqual(h[i], Float16(v).bitPattern, "f16 of \(v)")
+            let r = Float(bitPattern: UInt32(b[i]) << 16)
+            if v.isInfinite { XCTAssertEqual(r, v); continue }
+            XCTAssertLessThanOrEqual(abs(r - v), abs(v) / 256 + 1e-30, "bf16 of \(v)")
+        }
+        XCTAssertEqual(b[0], 0x3F80)
+        // Ties go to even: 1 + 2^-8 lies halfway between bf16 1 and 1 + 2^-7.
+        var tie: [UInt16] = [0]
+        Convert.f32ToBF16([1 + 0x1p-8], &tie, count: 1)
+        XCTAssertEqual(tie[0], 0x3F80)
+    }
+
+    func testPoolRunsEveryItemOnceAtAnyThreadCount() {
+        for threads in [1, 2, 5] {
+            let pool = ThreadPool(threads: threads)
+            for n in [0, 1, 7, 1000] {
+                let hits = UnsafeMutablePointer<Int>.allocate(capacity: max(n, 1))
+                hits.initialize(repeating: 0, count: max(n, 1))
+                for _ in 0..<3 {
+                    pool.parallelFor(n, grain: 3) { range, _ in for i in range { hits[i] += 1 } }
+                }
+                XCTAssertEqual(Array(UnsafeBufferPointer(start: hits, count: n)), [Int](repeating: 3, count: n))
+                hits.deallocate()
+            }
+        }
+    }
+}

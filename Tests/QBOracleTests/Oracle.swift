@@ -1,0 +1,65 @@
+import Foundation
+import XCTest
+
+/// Runs reference implementations we did not write (Python packages) and reads back
+/// what they computed. A missing interpreter or package skips the test with the reason,
+/// unless QB_REQUIRE_ORACLES=1 (CI), where it fails instead.
+enum Oracle {
+    static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("oracles")
+
+    static var required: Bool { ProcessInfo.processInfo.environment["QB_REQUIRE_ORACLES"] == "1" }
+
+    /// Skips (or fails in CI) unless python3 can import every module named.
+    static func require(modules: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let probe = try? run(["-c", "import " + modules.joined(separator: ", ")])
+        if probe?.status == 0 { return }
+        let why = "python3 with \(modules.joined(separator: ", ")) is not available: \(probe?.stderr.suffix(300) ?? "no python3")"
+        if required { XCTFail(why, file: file, line: line); throw XCTSkip(why) }
+        throw XCTSkip(why)
+    }
+
+    struct Result { let status: Int32; let stdout: String; let stderr: String }
+
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> Result {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3"] + arguments
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        // Read before waiting so a chatty child cannot fill the pipe and block.
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// Runs oracles/NAME with arguments; fails with its stderr if it exits non-zero.
+    static func script(_ name: String, _ arguments: [String]) throws -> String {
+        let r = try run([scripts.appendingPathComponent(name).path] + arguments)
+        guard r.status == 0 else {
+            throw NSError(domain: "Oracle", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: "\(name) failed: \(r.stderr.suffix(2000))"])
+        }
+        return r.stdout
+    }
+
+    static func readFloats(_ path: String) throws -> [Float] {
+        let d = try Data(contentsOf: URL(fileURLWithPath: path))
+        return d.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    static func temporaryDirectory(_ name: String) throws -> URL {
+        let u = FileManager.default.temporaryDirectory.appendingPathComponent("qb-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
+        return u
+    }
+}
+
+/// ‖a − b‖₂ / ‖b‖₂
+func relativeL2(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
+    var num = 0.0, den = 0.0
+    for (x, y) in zip(a, b) { num += Double(x - y) * Double(x - y); den += Double(y) * Double(y) }
+    return (num / max(den, 1e-30)).squareRoot()
+}

@@ -1,0 +1,133 @@
+import Foundation
+import XCTest
+
+@testable import QBText
+
+/// Paths to third-party fixtures and the Python oracle.
+enum TestSupport {
+    /// The repository root (this file is Tests/QBTextTests/TestSupport.swift).
+    static let repoRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A fixture under ../shared/fixtures, or an XCTSkip naming what is missing.
+    static func fixture(_ relative: String) throws -> URL {
+        let url = repoRoot.appendingPathComponent("../shared/fixtures").appendingPathComponent(relative).standardizedFileURL
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw XCTSkip("fixture \(relative) not found at \(url.path)")
+        }
+        return url
+    }
+
+    static let oracles = repoRoot.appendingPathComponent("Tests/QBTextTests/oracles")
+
+    /// A fresh temporary directory, removed by the test case's teardown block.
+    static func temporaryDirectory(_ test: XCTestCase) throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("qbtext-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        test.addTeardownBlock { try? FileManager.default.removeItem(at: url) }
+        return url
+    }
+
+    /// Runs an oracle script (default: the Hugging Face `tokenizers` one) on `request`;
+    /// skips the test when python3 or the package is not available.
+    static func oracle(_ request: [String: Any], script: String = "hf_oracle.py") throws -> [String: Any] {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qbtext-oracle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let requestURL = dir.appendingPathComponent("request.json")
+        let responseURL = dir.appendingPathComponent("response.json")
+        try JSONSerialization.data(withJSONObject: request).write(to: requestURL)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", oracles.appendingPathComponent(script).path, requestURL.path, responseURL.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        do {
+            try process.run()
+        } catch {
+            throw XCTSkip("cannot start python3: \(error)")
+        }
+        let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        switch process.terminationStatus {
+        case 0:
+            break
+        case 127:
+            throw XCTSkip("python3 not found: \(log)")
+        case 3:
+            throw XCTSkip("Python package `tokenizers` missing: \(log)")
+        default:
+            XCTFail("oracle failed (status \(process.terminationStatus)): \(log)")
+            throw XCTSkip("oracle failed")
+        }
+        let data = try Data(contentsOf: responseURL)
+        guard let response = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            XCTFail("oracle response is not an object")
+            throw XCTSkip("oracle failed")
+        }
+        return response
+    }
+
+    static func ids(_ any: Any?) -> [[TokenID]] {
+        guard let lists = any as? [[Any]] else { return [] }
+        return lists.map { $0.compactMap { ($0 as? NSNumber).map { TokenID(truncating: $0) } } }
+    }
+
+    /// Texts exercising every branch of the split patterns and the BPE merges.
+    static let variedTexts: [String] = [
+        "",
+        " ",
+        "a",
+        "Hello world",
+        "Hello, world! How are you today?",
+        "The quick brown fox jumps over the lazy dog.",
+        "  leading spaces and trailing spaces   ",
+        "multiple     spaces\tand\ttabs\t\tdouble",
+        "line one\nline two\n\nline four\r\nwindows\rold mac",
+        "trailing newline\n",
+        "\n\n\n",
+        "   \n   \n  x",
+        " \t \n\t x \t",
+        "numbers 1 12 123 1234 12345 123456 1234567",
+        "3.14159 and 1,000,000 and -42 and 0x1F and 1e10",
+        "version 2.0.1-beta+build.7",
+        "I'm you're he's we've they'll it'd I'M YOU'RE HE'S WE'VE THEY'LL IT'D",
+        "don't won't can't shouldn't 'tis 'twas rock'n'roll",
+        "'s 't 're 've 'm 'll 'd 'S 'T 'RE 'Ve 'mM",
+        "the ſ case: 'ſ and 'ſo",
+        "func encode(_ text: String) -> [Int32] {\n    return text.utf8.map { Int32($0) }\n}",
+        "def f(x):\n    if x > 0:\n        return x ** 2  # square\n    return None\n",
+        "for (int i = 0; i < n; ++i) { sum += a[i] * b[i]; }",
+        "<html><body class=\"main\">Hi &amp; bye</body></html>",
+        "path/to/file_name.swift:42:7: error: expected ';'",
+        "https://example.com/a?b=c&d=e#frag",
+        "café naïve résumé Zürich Ångström façade",
+        "e\u{301} combining acute, n\u{303} tilde, a\u{308}\u{304} stacked",
+        "Ελληνικά κείμενα και αριθμοί 123",
+        "Русский текст: Привет, мир!",
+        "中文文本测试，包含标点。日本語のテキスト、カタカナ。한국어 텍스트입니다.",
+        "混合English和中文123数字",
+        "العربية: مرحبا بالعالم ١٢٣٤٥",
+        "עברית: שלום עולם",
+        "हिन्दी पाठ और संख्या १२३",
+        "ไทย ภาษาไทย",
+        "emoji 😀😃😄 and 👍🏽 and flags 🇫🇷🇯🇵",
+        "family 👨‍👩‍👧‍👦 and woman technologist 👩🏻‍💻 and rainbow 🏳️‍🌈",
+        "math ½ ¾ x² y³ ∑ ∞ ≠ ≤ Ⅻ ⅷ ①②③",
+        "nbsp\u{00A0}here and ideographic\u{3000}space and nel\u{0085}x and ls\u{2028}ps\u{2029}end",
+        "zero\u{200B}width and bom\u{FEFF}and joiner\u{200D}x",
+        "control \u{01}\u{02}\u{7F} bytes and \u{1C}\u{1F} separators",
+        "punctuation!!! ??? ... --- ___ *** ((())) [[[]]] {{{}}}",
+        "!!!\n\n???\r\n",
+        "a  b   c    d",
+        "end with spaces and newline  \n",
+        "12345678901234567890",
+        "tab\tafter\t\t\tnumbers\t1\t22\t333",
+        "Mixed CASE WoRdS and camelCaseIdentifiers and snake_case_names",
+        "$100.00 €50 £30 ¥1000 ₹500",
+        "ＦＵＬＬＷＩＤＴＨ ｆｕｌｌ ｗｉｄｔｈ １２３",
+    ]
+}
