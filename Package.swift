@@ -63,6 +63,8 @@ let package = Package(
         .testTarget(name: "QBKernelsTests", dependencies: ["QBKernels"], swiftSettings: nativeSwift),
         .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText"], swiftSettings: nativeSwift),
         .testTarget(name: "QBTextTests", dependencies: ["QBText"], exclude: ["oracles"], swiftSettings: nativeSwift),
+        .testTarget(
+            name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner"], swiftSettings: nativeSwift),
         .testTarget(name: "CLITests", dependencies: ["quantbench"], swiftSettings: nativeSwift),
         .testTarget(
             name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration"], exclude: ["oracles"],

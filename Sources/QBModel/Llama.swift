@@ -42,7 +42,14 @@ public final class LlamaModel: Sendable {
     /// Runs `tokens` through the model at the positions following those already in
     /// `state`'s cache, appends their keys and values, and returns the logits asked for.
     /// Long inputs are processed in chunks of `state.maxBatch` positions.
-    public func forward(_ tokens: [Int32], state: InferenceState, logits request: LogitsRequest = .last) throws -> [Float] {
+    ///
+    /// `isCancelled` is polled before every layer of every chunk; when it returns true the
+    /// call throws `ForwardCancelled`. The cache then holds exactly the chunks that
+    /// completed (`state.cache.length` says how many positions), so it stays usable.
+    public func forward(
+        _ tokens: [Int32], state: InferenceState, logits request: LogitsRequest = .last,
+        isCancelled: () -> Bool = { false }
+    ) throws -> [Float] {
         let vocab = config.vocabSize
         for t in tokens where t < 0 || Int(t) >= weights.embedding.rows {
             throw ModelError.invalidToken(id: Int(t), vocabularySize: weights.embedding.rows)
@@ -59,7 +66,9 @@ public final class LlamaModel: Sendable {
             let chunk = Array(tokens[start..<end])
             let isLast = end == tokens.count
             let want: LogitsRequest = request == .all ? .all : (isLast ? request : .none)
-            let out = forwardChunk(chunk, state: state, logits: want)
+            guard let out = forwardChunk(chunk, state: state, logits: want, isCancelled: isCancelled) else {
+                throw ForwardCancelled(processed: start)
+            }
             if request == .all || isLast { result += out }
             start = end
         }
@@ -67,7 +76,9 @@ public final class LlamaModel: Sendable {
     }
 
     // One chunk, top to bottom as the paper draws it.
-    private func forwardChunk(_ tokens: [Int32], state s: InferenceState, logits request: LogitsRequest) -> [Float] {
+    private func forwardChunk(
+        _ tokens: [Int32], state s: InferenceState, logits request: LogitsRequest, isCancelled: () -> Bool
+    ) -> [Float]? {
         let c = config
         let n = tokens.count
         let dim = c.hiddenSize, hd = c.headDimension
@@ -80,6 +91,7 @@ public final class LlamaModel: Sendable {
         }
 
         for (l, layer) in weights.layers.enumerated() {
+            if isCancelled() { return nil }
             // Attention.
             rmsnormRows(s.x.pointer, layer.attentionNorm, into: s.xb.pointer, rows: n)
             Linear.matmul(layer.wq, s.xb.pointer, s.q.pointer, count: n, pool: pool)
@@ -174,6 +186,12 @@ public final class LlamaModel: Sendable {
             count = rows * vocab
         }
     }
+}
+
+/// Thrown by `LlamaModel.forward` when its `isCancelled` check fires. `processed` tokens
+/// of the call's input made it into the cache.
+public struct ForwardCancelled: Error, Equatable {
+    public let processed: Int
 }
 
 /// Per-request state of a forward pass: the KV cache and activation buffers for up to

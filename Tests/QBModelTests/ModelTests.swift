@@ -137,3 +137,21 @@ final class ModelTests: XCTestCase {
                        try v1.forward(tokens, state: v1.makeState(contextLength: 8, pool: pool), logits: .all))
     }
 }
+
+extension ModelTests {
+    func testCancellationLeavesTheCompletedChunksInTheCache() throws {
+        let m = try ModelLoader.load(path: try tiny(seed: 9).path)
+        let s = m.makeState(contextLength: 64, pool: ThreadPool(threads: 1), maxBatch: 8)
+        var checks = 0
+        // Layers are checked once per chunk-layer: 2 layers x 2 chunks pass, then cancel.
+        XCTAssertThrowsError(try m.forward(Array(repeating: 5, count: 20), state: s, logits: .last) {
+            checks += 1
+            return checks > 4
+        }) { XCTAssertEqual($0 as? ForwardCancelled, ForwardCancelled(processed: 16)) }
+        XCTAssertEqual(s.cache.length, 16)
+        // The cache is usable at once: continuing gives what an uninterrupted run gives.
+        let resumed = try m.forward(Array(repeating: 5, count: 4), state: s, logits: .last)
+        let fresh = try m.forward(Array(repeating: 5, count: 20), state: m.makeState(contextLength: 64, pool: ThreadPool(threads: 1), maxBatch: 8))
+        XCTAssertEqual(resumed, fresh)
+    }
+}
