@@ -15,3 +15,14 @@ public enum DType: String, Sendable, CaseIterable, Codable {
     /// Bits per weight as `inspect` reports it.
     public var bitsPerWeight: Double { Double(size * 8) }
 }
+
+extension DType {
+    /// GGML's type id (GGUF files, the C kernels).
+    public var ggmlID: Int32 {
+        switch self {
+        case .f32: return 0
+        case .f16: return 1
+        case .bf16: return 30
+        }
+    }
+}

@@ -8,16 +8,31 @@ public enum Linear {
     static let rowTile = 64
 
     /// y = W x for one activation vector (decode). `x` has `w.cols` floats, `y` `w.rows`.
+    ///
+    /// Quantized weights are dotted with `x` quantized to int8 per 32 values (as GGML
+    /// does), so the products run on integer dot instructions.
     public static func matvec(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, pool: ThreadPool
     ) {
         let cols = Int64(w.cols)
+        var xq: UnsafePointer<qb_q8a>?
+        if case .dense = w.format {} else {
+            let buf = pool.activationScratch(bytes: w.cols / 32 * MemoryLayout<qb_q8a>.stride)
+                .bindMemory(to: qb_q8a.self, capacity: w.cols / 32)
+            qb_quantize_q8a(x, buf, cols)
+            xq = UnsafePointer(buf)
+        }
         pool.parallelFor(w.rows, grain: pool.grain(for: w.rows, minimum: 16)) { range, _ in
             let r0 = Int64(range.lowerBound), r1 = Int64(range.upperBound)
-            switch w.dtype {
-            case .f32: qb_matvec_f32(w.base.assumingMemoryBound(to: Float.self), x, y, r0, r1, cols)
-            case .f16: qb_matvec_f16(w.base.assumingMemoryBound(to: UInt16.self), x, y, r0, r1, cols)
-            case .bf16: qb_matvec_bf16(w.base.assumingMemoryBound(to: UInt16.self), x, y, r0, r1, cols)
+            switch w.format {
+            case .dense(.f32): qb_matvec_f32(w.base.assumingMemoryBound(to: Float.self), x, y, r0, r1, cols)
+            case .dense(.f16): qb_matvec_f16(w.base.assumingMemoryBound(to: UInt16.self), x, y, r0, r1, cols)
+            case .dense(.bf16): qb_matvec_bf16(w.base.assumingMemoryBound(to: UInt16.self), x, y, r0, r1, cols)
+            case .ggml(let t): qb_matvec_ggml(t.rawValue, w.base, xq, y, r0, r1, cols)
+            case .mlx(let q):
+                qb_matvec_mlx(
+                    Int32(q.bits), Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases,
+                    q.scaleType.ggmlID, xq, y, r0, r1, cols)
             }
         }
     }
@@ -38,7 +53,7 @@ public enum Linear {
                 let r0 = tile * rowTile
                 let rows = min(rowTile, w.rows - r0)
                 let b: UnsafePointer<Float>
-                if w.dtype == .f32 {
+                if w.format == .f32 {
                     b = w.base.assumingMemoryBound(to: Float.self) + r0 * w.cols
                 } else {
                     let scratch = pool.scratch(thread: thread, floats: rowTile * w.cols)

@@ -1,45 +1,73 @@
 import CQBKernels
 
 /// A read-only view of a row-major weight matrix `[rows][cols]` (PyTorch's Linear layout,
-/// out x in) in its stored element type.
+/// out x in) in its stored format: dense, GGML blocks along each row, or MLX groups.
 ///
 /// Views point into memory-mapped files or into buffers owned by `owner`; holding the view
 /// keeps that storage alive. Nothing is copied when a model is opened.
 public struct Matrix: @unchecked Sendable {
-    public let dtype: DType
+    public let format: WeightFormat
     public let rows: Int
     public let cols: Int
     public let base: UnsafeRawPointer
-    /// Keeps the memory behind `base` alive (a mapped file or an owned buffer).
+    /// MLX scales and biases, `[rows][cols / groupSize]` each.
+    public let scales: UnsafeRawPointer?
+    public let biases: UnsafeRawPointer?
+    /// Keeps the memory behind the pointers alive (mapped files or owned buffers).
     public let owner: AnyObject?
 
-    public init(dtype: DType, rows: Int, cols: Int, base: UnsafeRawPointer, owner: AnyObject?) {
-        self.dtype = dtype
+    public init(
+        format: WeightFormat, rows: Int, cols: Int, base: UnsafeRawPointer,
+        scales: UnsafeRawPointer? = nil, biases: UnsafeRawPointer? = nil, owner: AnyObject?
+    ) {
+        self.format = format
         self.rows = rows
         self.cols = cols
         self.base = base
+        self.scales = scales
+        self.biases = biases
         self.owner = owner
     }
 
+    public init(dtype: DType, rows: Int, cols: Int, base: UnsafeRawPointer, owner: AnyObject?) {
+        self.init(format: .dense(dtype), rows: rows, cols: cols, base: base, owner: owner)
+    }
+
+    /// The element type, for dense matrices.
+    public var dtype: DType? { if case .dense(let d) = format { return d } else { return nil } }
+
     public var elementCount: Int { rows * cols }
-    public var byteCount: Int { rows * cols * dtype.size }
+    public var byteCount: Int { format.byteCount(rows: rows, cols: cols) }
+    public var bitsPerWeight: Double { elementCount > 0 ? Double(byteCount * 8) / Double(elementCount) : 0 }
+    public var rowBytes: Int { format.rowBytes(cols: cols) }
 
     /// Widens row `r` to f32.
     public func row(_ r: Int, into out: UnsafeMutablePointer<Float>) {
         rows(r..<(r + 1), into: out)
     }
 
-    /// Widens rows `range` to f32, contiguously into `out`.
+    /// Widens (dequantizes) rows `range` to f32, contiguously into `out`.
     public func rows(_ range: Range<Int>, into out: UnsafeMutablePointer<Float>) {
         let n = range.count * cols
         let offset = range.lowerBound * cols
-        switch dtype {
-        case .f32:
+        switch format {
+        case .dense(.f32):
             out.update(from: base.assumingMemoryBound(to: Float.self) + offset, count: n)
-        case .f16:
+        case .dense(.f16):
             qb_f16_to_f32(base.assumingMemoryBound(to: UInt16.self) + offset, out, Int64(n))
-        case .bf16:
+        case .dense(.bf16):
             qb_bf16_to_f32(base.assumingMemoryBound(to: UInt16.self) + offset, out, Int64(n))
+        case .ggml:
+            qb_dequantize_row(format.ggmlID, base + range.lowerBound * rowBytes, out, Int64(n))
+        case .mlx(let q):
+            let groups = cols / q.groupSize
+            for (i, r) in range.enumerated() {
+                qb_dequantize_row_mlx(
+                    Int32(q.bits), Int64(q.groupSize),
+                    (base + r * rowBytes).assumingMemoryBound(to: UInt32.self),
+                    scales! + r * groups * q.scaleType.size, biases! + r * groups * q.scaleType.size,
+                    q.scaleType.ggmlID, out + i * cols, Int64(cols))
+            }
         }
     }
 

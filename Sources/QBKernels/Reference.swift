@@ -5,28 +5,64 @@ import Glibc
 /// Plain, obviously-correct versions of every kernel. They are slow on purpose: tests hold
 /// the optimized kernels to them on random inputs.
 public enum Reference {
-    /// Widens one stored element.
+    /// Widens one stored element of a dense matrix.
     public static func element(_ m: Matrix, _ index: Int) -> Float {
-        switch m.dtype {
-        case .f32: return m.base.load(fromByteOffset: index * 4, as: Float.self)
-        case .f16: return Float(Float16(bitPattern: m.base.load(fromByteOffset: index * 2, as: UInt16.self)))
-        case .bf16:
+        switch m.format {
+        case .dense(.f32): return m.base.load(fromByteOffset: index * 4, as: Float.self)
+        case .dense(.f16): return Float(Float16(bitPattern: m.base.load(fromByteOffset: index * 2, as: UInt16.self)))
+        case .dense(.bf16):
             return Float(bitPattern: UInt32(m.base.load(fromByteOffset: index * 2, as: UInt16.self)) << 16)
+        default:
+            var row = [Float](repeating: 0, count: m.cols)
+            m.row(index / m.cols, into: &row)
+            return row[index % m.cols]
         }
     }
 
-    /// y = W x, accumulated in Double.
+    /// Every value of a matrix as f32: element by element for dense matrices, through the
+    /// format's scalar dequantizer (GGML's/MLX's formula, checked against their own
+    /// implementations in the oracle tests) for quantized ones.
+    public static func values(_ m: Matrix) -> [Float] {
+        if case .dense = m.format { return (0..<m.elementCount).map { element(m, $0) } }
+        return m.toFloats()
+    }
+
+    /// What the integer kernels see of an activation vector: each 32 values rounded to
+    /// int8 steps of max|x|/127.
+    public static func quantizeActivations(_ x: [Float]) -> [Float] {
+        var out = x
+        for b in stride(from: 0, to: x.count, by: 32) {
+            let block = x[b..<min(b + 32, x.count)]
+            let d = (block.map { abs($0) }.max() ?? 0) / 127
+            for i in block.indices { out[i] = d == 0 ? 0 : Float((x[i] / d).rounded(.toNearestOrEven)) * d }
+        }
+        return out
+    }
+
+    /// y = W x, accumulated in Double. Quantized weights see quantized activations, as the
+    /// fast kernels do.
     public static func matvec(_ w: Matrix, _ x: [Float]) -> [Float] {
-        (0..<w.rows).map { r in
+        let values = values(w)
+        var xs = x
+        if case .dense = w.format {} else { xs = quantizeActivations(x) }
+        return (0..<w.rows).map { r in
             var s = 0.0
-            for c in 0..<w.cols { s += Double(element(w, r * w.cols + c)) * Double(x[c]) }
+            for c in 0..<w.cols { s += Double(values[r * w.cols + c]) * Double(xs[c]) }
             return Float(s)
         }
     }
 
-    /// Y = X Wᵀ for row-major X `[count][w.cols]`.
+    /// Y = X Wᵀ for row-major X `[count][w.cols]`, with f32 activations (the prefill path
+    /// dequantizes weights and keeps activations in f32).
     public static func matmul(_ w: Matrix, _ x: [Float], count: Int) -> [Float] {
-        (0..<count).flatMap { t in matvec(w, Array(x[(t * w.cols)..<((t + 1) * w.cols)])) }
+        let values = values(w)
+        return (0..<count).flatMap { t in
+            (0..<w.rows).map { r in
+                var s = 0.0
+                for c in 0..<w.cols { s += Double(values[r * w.cols + c]) * Double(x[t * w.cols + c]) }
+                return Float(s)
+            }
+        }
     }
 
     public static func rmsnorm(_ x: [Float], weight: [Float], eps: Float) -> [Float] {

@@ -36,6 +36,17 @@ public final class ThreadPool: @unchecked Sendable {
         scratchBuffers.deallocate()
     }
 
+    private var activationBuffer: FloatBuffer?
+
+    /// Scratch for the calling thread outside parallel sections (quantized activations).
+    public func activationScratch(bytes: Int) -> UnsafeMutableRawPointer {
+        let floats = (bytes + 3) / 4
+        if let b = activationBuffer, b.count >= floats { return UnsafeMutableRawPointer(b.pointer) }
+        let b = FloatBuffer(count: floats, zeroed: false)
+        activationBuffer = b
+        return UnsafeMutableRawPointer(b.pointer)
+    }
+
     /// Scratch space of at least `floats` floats private to worker `thread` for the
     /// duration of a parallel section.
     public func scratch(thread: Int, floats: Int) -> UnsafeMutablePointer<Float> {

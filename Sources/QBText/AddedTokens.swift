@@ -93,10 +93,10 @@ struct AddedTokenMatcher: Sendable {
 
     /// Splits `text` into plain pieces and added tokens, in order.
     func split(_ text: UnsafeBufferPointer<UInt8>, parseSpecialTokens: Bool) -> [AddedTokenSplit] {
-        let whole = [AddedTokenSplit(range: 0..<text.count, id: nil)]
         guard !text.isEmpty else { return [] }
         let first = rawTrie.isEmpty
-            ? whole : findMatches(text, 0..<text.count, rawTrie, parseSpecialTokens)
+            ? [AddedTokenSplit(range: 0..<text.count, id: nil)]
+            : findMatches(text, 0..<text.count, rawTrie, parseSpecialTokens)
         guard !normalizedTrie.isEmpty else { return first }
         var out: [AddedTokenSplit] = []
         for piece in first {

@@ -24,9 +24,13 @@ struct BPEModel: Sendable {
         var next: [Int32] = []
         var alive: [Bool] = []
         var heap: [HeapEntry] = []
-        /// Pre-token bytes → the ids it produced, stored as a range of `cacheStore`.
+        /// Pre-token bytes → the ids it produced, stored as a range of `cacheStore`. Only
+        /// worth its hashing on long texts, where words repeat.
         var cache: [ArraySlice<UInt8>: Range<Int>] = [:]
         var cacheStore: [TokenID] = []
+        var useCache: Bool
+
+        init(useCache: Bool) { self.useCache = useCache }
     }
 
     struct HeapEntry {
@@ -41,6 +45,19 @@ struct BPEModel: Sendable {
         let slice = buffer[range]
         if ignoreMerges, let id = wholeTokens[slice] {
             out.append(id)
+            return
+        }
+        // Single bytes need no merging.
+        if range.count == 1 {
+            let id = byteIDs[Int(buffer[range.lowerBound])]
+            if id >= 0 {
+                out.append(id)
+                return
+            }
+        }
+        guard s.useCache else {
+            merge(slice, &s)
+            for i in s.ids.indices where s.alive[i] { out.append(s.ids[i]) }
             return
         }
         if let cached = s.cache[slice] {

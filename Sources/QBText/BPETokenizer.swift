@@ -182,25 +182,25 @@ public final class BPETokenizer: Tokenizer {
         let mergeList = try f.present(modelJSON["merges"]).map { try f.array($0, "model.merges") } ?? []
         merges.reserveCapacity(mergeList.count)
         for (rank, entry) in mergeList.enumerated() {
-            let field = "model.merges[\(rank)]"
+            func field() -> String { "model.merges[\(rank)]" }
             let a: String
             let b: String
             if let s = entry as? String {
                 let parts = s.split(separator: " ", omittingEmptySubsequences: false)
                 guard parts.count == 2 else {
-                    throw TokenizerError.malformed(path: path, field: field, reason: "\(Self.quoted(s)) is not two tokens separated by one space")
+                    throw TokenizerError.malformed(path: path, field: field(), reason: "\(Self.quoted(s)) is not two tokens separated by one space")
                 }
                 a = String(parts[0])
                 b = String(parts[1])
             } else if let pair = entry as? [Any], pair.count == 2 {
-                a = try f.string(pair[0], field + "[0]")
-                b = try f.string(pair[1], field + "[1]")
+                a = try f.string(pair[0], field() + "[0]")
+                b = try f.string(pair[1], field() + "[1]")
             } else {
-                throw f.wrongType(field, "a \"a b\" string or a pair of strings")
+                throw f.wrongType(field(), "a \"a b\" string or a pair of strings")
             }
-            guard let ida = vocab[a] else { throw Self.unknownMergeToken(path, field, a) }
-            guard let idb = vocab[b] else { throw Self.unknownMergeToken(path, field, b) }
-            guard let merged = vocab[a + b] else { throw Self.unknownMergeToken(path, field, a + b) }
+            guard let ida = vocab[a] else { throw Self.unknownMergeToken(path, field(), a) }
+            guard let idb = vocab[b] else { throw Self.unknownMergeToken(path, field(), b) }
+            guard let merged = vocab[a + b] else { throw Self.unknownMergeToken(path, field(), a + b) }
             merges[BPEModel.pairKey(ida, idb)] = UInt64(rank) << 32 | UInt64(UInt32(bitPattern: merged))
         }
 
@@ -238,6 +238,9 @@ public final class BPETokenizer: Tokenizer {
 
         // Post-processor, then the config's overrides.
         var (prefix, suffix) = try Self.parsePostProcessor(root["post_processor"], f, "post_processor")
+        if let bad = (prefix + suffix).first(where: { Int($0) >= size }) {
+            throw TokenizerError.malformed(path: path, field: "post_processor", reason: "adds id \(bad), beyond the vocabulary (\(size) ids)")
+        }
         let bos = config?.bosToken.flatMap { byText[$0] } ?? prefix.first
         let configEOS = config?.eosToken.flatMap { byText[$0] }
         if let addBOS = config?.addBOSToken, let bos {
@@ -272,10 +275,8 @@ public final class BPETokenizer: Tokenizer {
         var out: [TokenID] = []
         out.reserveCapacity(buffer.count / 3 + prefixIDs.count + suffixIDs.count + 1)
         if addSpecialTokens { out.append(contentsOf: prefixIDs) }
-        let splits: [AddedTokenSplit] = addedTokens.isEmpty
-            ? [AddedTokenSplit(range: 0..<buffer.count, id: nil)]
-            : buffer.withUnsafeBufferPointer { addedTokens.split($0, parseSpecialTokens: parseSpecialTokens) }
-        var scratch = BPEModel.Scratch()
+        let splits = splitAddedTokens(buffer, parseSpecialTokens: parseSpecialTokens)
+        var scratch = BPEModel.Scratch(useCache: buffer.count >= 2048)
         var splitScratch = PreTokenizer.Scratch()
         var pieces: [Range<Int>] = []
         for split in splits {
@@ -295,17 +296,17 @@ public final class BPETokenizer: Tokenizer {
     /// diagnostics.
     public func preTokenize(_ text: String, parseSpecialTokens: Bool = true) -> [String] {
         var buffer = Array(text.utf8)
-        let splits: [AddedTokenSplit] = buffer.withUnsafeBufferPointer {
-            addedTokens.split($0, parseSpecialTokens: parseSpecialTokens)
-        }
-        var result: [String] = []
+        var pieces: [Range<Int>] = []
         var scratch = PreTokenizer.Scratch()
-        for split in (addedTokens.isEmpty ? [AddedTokenSplit(range: 0..<buffer.count, id: nil)] : splits) where split.id == nil {
-            var pieces: [Range<Int>] = []
+        for split in splitAddedTokens(buffer, parseSpecialTokens: parseSpecialTokens) where split.id == nil {
             preTokenizer.split(&buffer, split.range, into: &pieces, scratch: &scratch)
-            for piece in pieces { result.append(String(decoding: buffer[piece], as: UTF8.self)) }
         }
-        return result
+        return pieces.map { String(decoding: buffer[$0], as: UTF8.self) }
+    }
+
+    private func splitAddedTokens(_ buffer: [UInt8], parseSpecialTokens: Bool) -> [AddedTokenSplit] {
+        guard !addedTokens.isEmpty else { return [AddedTokenSplit(range: 0..<buffer.count, id: nil)] }
+        return buffer.withUnsafeBufferPointer { addedTokens.split($0, parseSpecialTokens: parseSpecialTokens) }
     }
 
     // MARK: Decoding

@@ -24,62 +24,62 @@ struct JSONFields {
         return value
     }
 
-    func object(_ value: Any?, _ field: String) throws -> [String: Any] {
-        guard let v = present(value) else { throw missing(field) }
-        guard let o = v as? [String: Any] else { throw wrongType(field, "an object") }
+    func object(_ value: Any?, _ field: @autoclosure () -> String) throws -> [String: Any] {
+        guard let v = present(value) else { throw missing(field()) }
+        guard let o = v as? [String: Any] else { throw wrongType(field(), "an object") }
         return o
     }
 
-    func optionalObject(_ value: Any?, _ field: String) throws -> [String: Any]? {
+    func optionalObject(_ value: Any?, _ field: @autoclosure () -> String) throws -> [String: Any]? {
         guard let v = present(value) else { return nil }
-        guard let o = v as? [String: Any] else { throw wrongType(field, "an object") }
+        guard let o = v as? [String: Any] else { throw wrongType(field(), "an object") }
         return o
     }
 
-    func array(_ value: Any?, _ field: String) throws -> [Any] {
-        guard let v = present(value) else { throw missing(field) }
-        guard let a = v as? [Any] else { throw wrongType(field, "an array") }
+    func array(_ value: Any?, _ field: @autoclosure () -> String) throws -> [Any] {
+        guard let v = present(value) else { throw missing(field()) }
+        guard let a = v as? [Any] else { throw wrongType(field(), "an array") }
         return a
     }
 
-    func string(_ value: Any?, _ field: String) throws -> String {
-        guard let v = present(value) else { throw missing(field) }
-        guard let s = v as? String else { throw wrongType(field, "a string") }
+    func string(_ value: Any?, _ field: @autoclosure () -> String) throws -> String {
+        guard let v = present(value) else { throw missing(field()) }
+        guard let s = v as? String else { throw wrongType(field(), "a string") }
         return s
     }
 
-    func optionalString(_ value: Any?, _ field: String) throws -> String? {
+    func optionalString(_ value: Any?, _ field: @autoclosure () -> String) throws -> String? {
         guard let v = present(value) else { return nil }
-        guard let s = v as? String else { throw wrongType(field, "a string") }
+        guard let s = v as? String else { throw wrongType(field(), "a string") }
         return s
     }
 
     /// A JSON boolean. JSONSerialization returns numbers and booleans alike as NSNumber;
     /// booleans are the ones whose Objective-C type code is "c" (JSON never yields chars).
-    func optionalBool(_ value: Any?, _ field: String) throws -> Bool? {
+    func optionalBool(_ value: Any?, _ field: @autoclosure () -> String) throws -> Bool? {
         guard let v = present(value) else { return nil }
-        guard let n = v as? NSNumber, Self.isBoolean(n) else { throw wrongType(field, "a boolean") }
+        guard let n = v as? NSNumber, Self.isBoolean(n) else { throw wrongType(field(), "a boolean") }
         return n.boolValue
     }
 
-    func bool(_ value: Any?, _ field: String, default fallback: Bool) throws -> Bool {
-        try optionalBool(value, field) ?? fallback
+    func bool(_ value: Any?, _ field: @autoclosure () -> String, default fallback: Bool) throws -> Bool {
+        try optionalBool(value, field()) ?? fallback
     }
 
     /// A non-negative integer no larger than `limit`.
-    func integer(_ value: Any?, _ field: String, limit: Int) throws -> Int {
-        guard let v = present(value) else { throw missing(field) }
-        guard isNumber(v), let n = v as? NSNumber else { throw wrongType(field, "an integer") }
+    func integer(_ value: Any?, _ field: @autoclosure () -> String, limit: Int) throws -> Int {
+        guard let v = present(value) else { throw missing(field()) }
+        guard isNumber(v), let n = v as? NSNumber else { throw wrongType(field(), "an integer") }
         let d = n.doubleValue
         guard d.rounded() == d, d >= 0, d <= Double(limit) else {
-            throw TokenizerError.malformed(path: path, field: field, reason: "\(n) is not an integer in 0...\(limit)")
+            throw TokenizerError.malformed(path: path, field: field(), reason: "\(n) is not an integer in 0...\(limit)")
         }
         return Int(d)
     }
 
-    func optionalDouble(_ value: Any?, _ field: String) throws -> Double? {
+    func optionalDouble(_ value: Any?, _ field: @autoclosure () -> String) throws -> Double? {
         guard let v = present(value) else { return nil }
-        guard isNumber(v), let n = v as? NSNumber else { throw wrongType(field, "a number") }
+        guard isNumber(v), let n = v as? NSNumber else { throw wrongType(field(), "a number") }
         return n.doubleValue
     }
 

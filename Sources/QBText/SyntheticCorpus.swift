@@ -6,7 +6,7 @@
 /// the things real text has — capitals, punctuation, quotes, contractions, numbers, line
 /// breaks — so the learned merges look like a real tokenizer's.
 public enum SyntheticCorpus {
-    /// The full training text (about 14 KB).
+    /// The full training text (about 18 KB).
     public static let text: String = prose + generated()
 
     static let prose = """
@@ -45,6 +45,23 @@ public enum SyntheticCorpus {
         3. Wind the clockwork every 6 hours; the lens turns once every 20 seconds.
         4. Write the time, the weather and the number of boats in the log.
 
+        The clockmaker on Wharf Street repaired watches for half the county. His workshop \
+        smelled of brass polish and coffee, and every surface was covered with springs, \
+        screws, magnifying glasses and tiny brushes. Customers often asked how he could \
+        remember which part belonged to which watch. He would tap the side of his head and \
+        say, "Everything has a place. If you know where it lives, you'll never lose it."
+
+        When his daughter Priya was twelve, she built her first clock from an old biscuit \
+        tin, a bicycle chain and a pendulum made from a fishing weight. It gained about \
+        forty minutes a day, which she thought was wonderful: "It's running ahead into the \
+        future," she explained. Her father laughed so hard that he had to sit down. He kept \
+        that clock on the shelf above his bench for the rest of his life, and visitors were \
+        told, quite seriously, that it was the most valuable object in the building.
+
+        Questions people asked at the workshop, in order of popularity: Can you fix this \
+        today? Is it worth repairing? Why does it stop at night? Would you sell me that \
+        strange clock on the shelf? (The answer to the last one was always no.)
+
 
         """
 
@@ -63,14 +80,61 @@ public enum SyntheticCorpus {
         mutating func number(_ upper: Int) -> Int { Int(next() % UInt64(upper)) }
     }
 
-    static let names = ["Mara", "Tom", "Ines", "Oskar", "Lena", "the baker", "the old captain", "her brother", "a small boy", "the teacher"]
-    static let adjectives = ["quiet", "bright", "old", "small", "heavy", "cold", "green", "tired", "careful", "strange", "warm", "empty", "narrow", "golden"]
-    static let nouns = ["boat", "house", "lamp", "river", "garden", "window", "letter", "road", "bridge", "market", "kitchen", "forest", "story", "basket", "clock", "field", "island", "song", "ladder", "school"]
-    static let pastVerbs = ["found", "carried", "painted", "opened", "watched", "followed", "repaired", "remembered", "counted", "cleaned", "visited", "crossed", "built", "forgot", "noticed"]
-    static let places = ["near the harbour", "under the bridge", "behind the market", "at the top of the hill", "by the river", "in the garden", "on the island", "beside the road", "inside the old school", "across the field"]
-    static let times = ["in the morning", "after dinner", "before the rain", "on Sunday", "at midnight", "every spring", "later that day", "the next week", "during the storm", "once a year"]
-    static let adverbs = ["slowly", "carefully", "quietly", "happily", "suddenly", "again", "together", "almost", "finally", "never"]
-    static let feelings = ["happy", "worried", "surprised", "proud", "sleepy", "curious", "hungry", "calm"]
+    static let names = [
+        "Mara", "Tom", "Ines", "Oskar", "Lena", "Farid", "Greta", "Pablo", "Yuki", "Amara",
+        "the baker", "the old captain", "her brother", "a small boy", "the teacher",
+        "the carpenter", "my grandmother", "the postman", "a young doctor", "the mayor",
+    ]
+    static let adjectives = [
+        "quiet", "bright", "old", "small", "heavy", "cold", "green", "tired", "careful", "strange",
+        "warm", "empty", "narrow", "golden", "wooden", "broken", "silver", "dusty", "gentle", "crooked",
+        "enormous", "tiny", "wet", "noisy", "clever", "patient", "yellow", "purple", "ancient", "modern",
+        "simple", "curious", "friendly", "dangerous", "beautiful", "ordinary", "famous", "secret",
+        "invisible", "frozen", "shiny", "sturdy", "fragile", "hollow", "muddy", "velvet", "wrinkled",
+        "rusty", "fearless", "delicate", "magnificent", "peculiar", "grumpy", "cheerful",
+    ]
+    static let nouns = [
+        "boat", "house", "lamp", "river", "garden", "window", "letter", "road", "bridge", "market",
+        "kitchen", "forest", "story", "basket", "clock", "field", "island", "song", "ladder", "school",
+        "mountain", "village", "bicycle", "candle", "blanket", "harbour", "engine", "library", "painting",
+        "tower", "station", "orchard", "chimney", "bucket", "compass", "kettle", "notebook", "umbrella",
+        "wagon", "meadow", "cottage", "lantern", "puzzle", "violin", "feather", "pocket", "shadow",
+        "teapot", "hammer", "pillow", "garage", "museum", "rocket", "turtle", "pebble", "carpet",
+        "telescope", "waterfall", "sandwich", "elephant", "journey", "mirror", "festival", "volcano",
+        "keyboard", "treasure", "penguin", "dragonfly", "question", "sculpture", "envelope", "balcony",
+        "parachute", "cathedral", "squirrel", "whistle", "thunderstorm", "microscope", "quilt",
+    ]
+    static let pastVerbs = [
+        "found", "carried", "painted", "opened", "watched", "followed", "repaired", "remembered",
+        "counted", "cleaned", "visited", "crossed", "built", "forgot", "noticed", "borrowed",
+        "polished", "measured", "discovered", "described", "explained", "protected", "delivered",
+        "collected", "imagined", "photographed", "sketched", "unlocked", "searched", "admired",
+        "ignored", "replaced", "decorated", "questioned", "wrapped", "balanced", "climbed", "guarded",
+        "invented", "rescued", "whispered", "juggled", "examined", "celebrated", "organized",
+        "swallowed", "scattered", "translated", "hypnotized", "weighed",
+    ]
+    static let places = [
+        "near the harbour", "under the bridge", "behind the market", "at the top of the hill",
+        "by the river", "in the garden", "on the island", "beside the road", "inside the old school",
+        "across the field", "next to the station", "below the tower", "outside the library",
+        "along the narrow street", "around the village square", "between the two mountains",
+        "through the orchard", "upstairs in the cottage", "at the edge of the forest",
+    ]
+    static let times = [
+        "in the morning", "after dinner", "before the rain", "on Sunday", "at midnight",
+        "every spring", "later that day", "the next week", "during the storm", "once a year",
+        "on Tuesday afternoon", "in early December", "before breakfast", "at sunset",
+        "every other Thursday", "in the summer of 1987", "after the long winter",
+    ]
+    static let adverbs = [
+        "slowly", "carefully", "quietly", "happily", "suddenly", "again", "together", "almost",
+        "finally", "never", "eagerly", "nervously", "proudly", "patiently", "secretly", "gladly",
+        "barely", "politely", "bravely", "gently",
+    ]
+    static let feelings = [
+        "happy", "worried", "surprised", "proud", "sleepy", "curious", "hungry", "calm",
+        "grateful", "lonely", "excited", "confused", "relieved", "embarrassed", "hopeful",
+    ]
 
     static func plural(_ noun: String) -> String {
         noun == "story" ? "stories" : noun + "s"
@@ -81,17 +145,17 @@ public enum SyntheticCorpus {
         return first.uppercased() + s.dropFirst()
     }
 
-    /// About 10 KB of sentences from the grammar, in paragraphs.
+    /// About 15 KB of sentences from the grammar, in paragraphs.
     static func generated() -> String {
         var g = Generator(state: 0x5155_414E_5442_454E)  // "QUANTBEN"
         var out = ""
-        for paragraph in 0..<40 {
+        for paragraph in 0..<52 {
             var sentences: [String] = []
             for _ in 0..<(3 + g.number(3)) {
                 let name = g.pick(names)
                 let noun = g.pick(nouns)
                 let sentence: String
-                switch g.number(9) {
+                switch g.number(12) {
                 case 0:
                     sentence = "\(capitalized(name)) \(g.pick(pastVerbs)) the \(g.pick(adjectives)) \(noun) \(g.pick(places))."
                 case 1:
@@ -108,6 +172,12 @@ public enum SyntheticCorpus {
                     sentence = "On day \(1 + g.number(365)) the \(noun) cost \(1 + g.number(20)).\(g.number(10))\(g.number(10)) coins; by \(1990 + g.number(35)) it cost \(10 + g.number(90))."
                 case 7:
                     sentence = "We'll \(["walk", "wait", "sing", "look"][g.number(4)]) \(g.pick(places)) until the \(noun) is \(g.pick(adjectives)) again, and then we're going home."
+                case 9:
+                    sentence = "Nobody knew why \(name) had \(g.pick(pastVerbs)) the \(g.pick(adjectives)) \(noun); perhaps it was \(g.pick(adjectives)) or \(g.pick(adjectives))."
+                case 10:
+                    sentence = "\"Where's my \(noun)?\" asked \(name). \"I left it \(g.pick(places)) \(g.pick(times)).\""
+                case 11:
+                    sentence = "\(capitalized(g.pick(adverbs))), \(name) \(g.pick(pastVerbs)) \(2 + g.number(9)) \(plural(noun)) and \(g.pick(pastVerbs)) the \(plural(g.pick(nouns)))."
                 default:
                     sentence = "The \(plural(noun)) and the \(plural(g.pick(nouns))) were \(g.pick(adverbs)) \(g.pick(adjectives)); \(name) said so \(g.pick(times))."
                 }

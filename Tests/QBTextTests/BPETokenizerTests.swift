@@ -52,6 +52,14 @@ final class BPETokenizerTests: XCTestCase {
         }
     }
 
+    func testSmolLM2MatchesHuggingFaceOnRandomTexts() throws {
+        let url = try TestSupport.fixture("smollm2-tokenizer/tokenizer.json")
+        let tok = try BPETokenizer(contentsOf: url)
+        let texts = TestSupport.randomTexts(count: 400, seed: 1)
+        try compareWithOracle(tok, url, texts, addSpecialTokens: true, parseSpecialTokens: true)
+        try compareWithOracle(tok, url, texts, addSpecialTokens: false, parseSpecialTokens: false)
+    }
+
     /// llama.cpp's SmolLM vocabulary test vectors (same tokenizer as SmolLM2).
     func testSmolLM2MatchesLlamaCppVectors() throws {
         let url = try TestSupport.fixture("smollm2-tokenizer/tokenizer.json")
@@ -72,6 +80,7 @@ final class BPETokenizerTests: XCTestCase {
     /// The three split scanners against the regexes they replace, run by `tokenizers`.
     func testSplitScannersMatchOniguruma() throws {
         var texts = TestSupport.variedTexts
+        texts += TestSupport.randomTexts(count: 300, seed: 2)
         texts += ["'", "''s", "x'", "'ll'", "  'S", "\r\n\r\n  \t\n", " \u{00A0}\u{00A0}x", "a\u{2028}\u{2028}b", "1'2", "\n'sx"]
         for pattern in [PreTokenizer.SplitPattern.llama3, .qwen2, .gpt2] {
             let response = try TestSupport.oracle(["mode": "pretokenize", "pattern": pattern.regexText, "texts": texts])

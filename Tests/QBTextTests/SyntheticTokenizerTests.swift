@@ -20,9 +20,11 @@ final class SyntheticTokenizerTests: XCTestCase {
 
     func testTrainerTieBreakAndStop() {
         // "ab" and "cd" both occur twice; (a, b) has the smaller ids and goes first.
-        let result = BPETrainer.train(text: "ab ab cd cd", maxMerges: 10)
+        let result = BPETrainer.train(text: "ab\nab\ncd\ncd", maxMerges: 10)
         XCTAssertEqual(result.merges.first, BPETrainer.Merge(left: 0x61, right: 0x62, result: 256))
         XCTAssertEqual(result.tokens[256], Array("ab".utf8))
+        XCTAssertEqual(result.merges.count, 2)
+        XCTAssertEqual(result.merges.last, BPETrainer.Merge(left: 0x63, right: 0x64, result: 257))
         XCTAssertEqual(BPETrainer.train(text: "xyz", maxMerges: 10).merges, [], "no pair repeats")
     }
 
@@ -113,6 +115,7 @@ final class SyntheticTokenizerTests: XCTestCase {
             let url = dir.appendingPathComponent("tokenizer.json")
             let tok = try BPETokenizer(contentsOf: url)
             let texts = TestSupport.variedTexts + BPETokenizerTests.specialTexts + [String(SyntheticCorpus.text.prefix(3000))]
+                + TestSupport.randomTexts(count: 200, seed: UInt64(size))
             for (add, parse) in [(true, true), (false, false)] {
                 let response = try TestSupport.oracle([
                     "mode": "encode", "tokenizer": url.path, "texts": texts,

@@ -131,3 +131,32 @@ enum TestSupport {
         "ＦＵＬＬＷＩＤＴＨ ｆｕｌｌ ｗｉｄｔｈ １２３",
     ]
 }
+
+extension TestSupport {
+    /// Deterministic pseudo-random texts built from fragments that stress the split
+    /// patterns' edge cases (runs of mixed whitespace, apostrophes, digits, marks, emoji,
+    /// special-token markup).
+    static func randomTexts(count: Int, seed: UInt64) -> [String] {
+        let fragments = [
+            "a", "Z", "word", " the", "Über", "ſ", "é", "e\u{301}", "中", "日本", "한", "ب", "ש", "ไ",
+            "0", "7", "42", "1234", "٣", "½", "²", "Ⅻ",
+            " ", "  ", "\t", "\n", "\r\n", "\r", "\u{00A0}", "\u{3000}", "\u{2028}", "\u{0085}", "\u{200B}",
+            "'", "'s", "'S", "'ll", "'LL", "'re", "'Ve", "'d", "'m", "'t", "'x",
+            ".", ",", "!", "?", "...", "-", "_", "(", ")", "\"", "#", "$", "%", "&", "*", "/", "\\", "@", "`", "~", "|",
+            "😀", "👍🏽", "👨‍👩‍👧", "🇫🇷", "\u{1}", "\u{7F}",
+            "<|im_start|>", "<|im_end|>", "<|endoftext|>", "<|begin_of_text|>", "<|eot_id|>", "<|", "|>",
+        ]
+        var state = seed
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        return (0..<count).map { _ in
+            let n = Int(next() % 24)
+            return (0..<n).map { _ in fragments[Int(next() % UInt64(fragments.count))] }.joined()
+        }
+    }
+}

@@ -1,0 +1,810 @@
+// Block-quantized formats: dequantization, activation quantization, integer dot products
+// and quantizers. Block layouts and formulas are GGML's and MLX's (so files interoperate);
+// the scalar code is the readable definition, the AVX2 paths the fast one for the formats
+// that carry real models (Q4_0, Q8_0, Q4_K, Q6_K, MLX 4/8-bit).
+#include "qb_quant.h"
+#include <math.h>
+#include <string.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+#define QK 32
+#define QK_K 256
+
+typedef uint16_t qb_half;
+typedef struct { qb_half d; uint8_t qs[16]; } block_q4_0;
+typedef struct { qb_half d; qb_half m; uint8_t qs[16]; } block_q4_1;
+typedef struct { qb_half d; uint8_t qh[4]; uint8_t qs[16]; } block_q5_0;
+typedef struct { qb_half d; qb_half m; uint8_t qh[4]; uint8_t qs[16]; } block_q5_1;
+typedef struct { qb_half d; int8_t qs[32]; } block_q8_0;
+typedef struct { qb_half d; qb_half dmin; uint8_t scales[12]; uint8_t qs[128]; } block_q4_K;
+typedef struct { qb_half d; qb_half dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; } block_q5_K;
+typedef struct { uint8_t ql[128]; uint8_t qh[64]; int8_t scales[16]; qb_half d; } block_q6_K;
+typedef struct { qb_half d; uint16_t scales_h; uint8_t scales_l[4]; uint8_t qs[128]; } block_iq4_xs;
+
+_Static_assert(sizeof(block_q4_0) == 18, "q4_0");
+_Static_assert(sizeof(block_q4_1) == 20, "q4_1");
+_Static_assert(sizeof(block_q5_0) == 22, "q5_0");
+_Static_assert(sizeof(block_q5_1) == 24, "q5_1");
+_Static_assert(sizeof(block_q8_0) == 34, "q8_0");
+_Static_assert(sizeof(block_q4_K) == 144, "q4_K");
+_Static_assert(sizeof(block_q5_K) == 176, "q5_K");
+_Static_assert(sizeof(block_q6_K) == 210, "q6_K");
+_Static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs");
+
+static const int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+static inline float h2f(qb_half h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }
+static inline qb_half f2h(float x) { _Float16 f = (_Float16)x; qb_half h; memcpy(&h, &f, 2); return h; }
+static inline float bf2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+
+int64_t qb_block_size(int32_t type) {
+    switch (type) {
+    case QB_F32: case QB_F16: case QB_BF16: return 1;
+    case QB_Q4_0: case QB_Q4_1: case QB_Q5_0: case QB_Q5_1: case QB_Q8_0: return QK;
+    case QB_Q4_K: case QB_Q5_K: case QB_Q6_K: case QB_IQ4_XS: return QK_K;
+    default: return 0;
+    }
+}
+
+int64_t qb_block_bytes(int32_t type) {
+    switch (type) {
+    case QB_F32: return 4;
+    case QB_F16: case QB_BF16: return 2;
+    case QB_Q4_0: return sizeof(block_q4_0);
+    case QB_Q4_1: return sizeof(block_q4_1);
+    case QB_Q5_0: return sizeof(block_q5_0);
+    case QB_Q5_1: return sizeof(block_q5_1);
+    case QB_Q8_0: return sizeof(block_q8_0);
+    case QB_Q4_K: return sizeof(block_q4_K);
+    case QB_Q5_K: return sizeof(block_q5_K);
+    case QB_Q6_K: return sizeof(block_q6_K);
+    case QB_IQ4_XS: return sizeof(block_iq4_xs);
+    default: return 0;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Dequantization (GGML's formulas).
+
+static inline void get_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
+    if (j < 4) {
+        *d = q[j] & 63;
+        *m = q[j + 4] & 63;
+    } else {
+        *d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+static void dequant_q4_0(const block_q4_0 *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(x[i].d);
+        for (int j = 0; j < 16; j++) {
+            y[i * QK + j] = ((x[i].qs[j] & 0xF) - 8) * d;
+            y[i * QK + j + 16] = ((x[i].qs[j] >> 4) - 8) * d;
+        }
+    }
+}
+
+static void dequant_q4_1(const block_q4_1 *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(x[i].d), m = h2f(x[i].m);
+        for (int j = 0; j < 16; j++) {
+            y[i * QK + j] = (x[i].qs[j] & 0xF) * d + m;
+            y[i * QK + j + 16] = (x[i].qs[j] >> 4) * d + m;
+        }
+    }
+}
+
+static void dequant_q5_0(const block_q5_0 *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(x[i].d);
+        uint32_t qh;
+        memcpy(&qh, x[i].qh, 4);
+        for (int j = 0; j < 16; j++) {
+            uint8_t h0 = ((qh >> j) << 4) & 0x10, h1 = (qh >> (j + 12)) & 0x10;
+            y[i * QK + j] = (((x[i].qs[j] & 0xF) | h0) - 16) * d;
+            y[i * QK + j + 16] = (((x[i].qs[j] >> 4) | h1) - 16) * d;
+        }
+    }
+}
+
+static void dequant_q5_1(const block_q5_1 *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(x[i].d), m = h2f(x[i].m);
+        uint32_t qh;
+        memcpy(&qh, x[i].qh, 4);
+        for (int j = 0; j < 16; j++) {
+            uint8_t h0 = ((qh >> j) << 4) & 0x10, h1 = (qh >> (j + 12)) & 0x10;
+            y[i * QK + j] = ((x[i].qs[j] & 0xF) | h0) * d + m;
+            y[i * QK + j + 16] = ((x[i].qs[j] >> 4) | h1) * d + m;
+        }
+    }
+}
+
+static void dequant_q8_0(const block_q8_0 *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(x[i].d);
+        for (int j = 0; j < QK; j++) y[i * QK + j] = x[i].qs[j] * d;
+    }
+}
+
+static void dequant_q4_K(const block_q4_K *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *q = x[i].qs;
+        float d = h2f(x[i].d), dmin = h2f(x[i].dmin);
+        int is = 0;
+        for (int j = 0; j < QK_K; j += 64) {
+            uint8_t sc, m;
+            get_scale_min_k4(is + 0, x[i].scales, &sc, &m);
+            float d1 = d * sc, m1 = dmin * m;
+            get_scale_min_k4(is + 1, x[i].scales, &sc, &m);
+            float d2 = d * sc, m2 = dmin * m;
+            for (int l = 0; l < 32; l++) *y++ = d1 * (q[l] & 0xF) - m1;
+            for (int l = 0; l < 32; l++) *y++ = d2 * (q[l] >> 4) - m2;
+            q += 32;
+            is += 2;
+        }
+    }
+}
+
+static void dequant_q5_K(const block_q5_K *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *ql = x[i].qs, *qh = x[i].qh;
+        float d = h2f(x[i].d), dmin = h2f(x[i].dmin);
+        int is = 0;
+        uint8_t u1 = 1, u2 = 2;
+        for (int j = 0; j < QK_K; j += 64) {
+            uint8_t sc, m;
+            get_scale_min_k4(is + 0, x[i].scales, &sc, &m);
+            float d1 = d * sc, m1 = dmin * m;
+            get_scale_min_k4(is + 1, x[i].scales, &sc, &m);
+            float d2 = d * sc, m2 = dmin * m;
+            for (int l = 0; l < 32; l++) *y++ = d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
+            for (int l = 0; l < 32; l++) *y++ = d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
+            ql += 32;
+            is += 2;
+            u1 <<= 2;
+            u2 <<= 2;
+        }
+    }
+}
+
+static void dequant_q6_K(const block_q6_K *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(x[i].d);
+        const uint8_t *ql = x[i].ql, *qh = x[i].qh;
+        const int8_t *sc = x[i].scales;
+        for (int n = 0; n < QK_K; n += 128) {
+            for (int l = 0; l < 32; l++) {
+                int is = l / 16;
+                int8_t q1 = (int8_t)((ql[l + 0] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+                int8_t q2 = (int8_t)((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+                int8_t q3 = (int8_t)((ql[l + 0] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+                int8_t q4 = (int8_t)((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+                y[l + 0] = d * sc[is + 0] * q1;
+                y[l + 32] = d * sc[is + 2] * q2;
+                y[l + 64] = d * sc[is + 4] * q3;
+                y[l + 96] = d * sc[is + 6] * q4;
+            }
+            y += 128;
+            ql += 64;
+            qh += 32;
+            sc += 8;
+        }
+    }
+}
+
+static void dequant_iq4_xs(const block_iq4_xs *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *qs = x[i].qs;
+        float d = h2f(x[i].d);
+        for (int ib = 0; ib < QK_K / 32; ib++) {
+            int ls = ((x[i].scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((x[i].scales_h >> 2 * ib) & 3) << 4);
+            float dl = d * (ls - 32);
+            for (int j = 0; j < 16; j++) {
+                y[j + 0] = dl * kvalues_iq4nl[qs[j] & 0xf];
+                y[j + 16] = dl * kvalues_iq4nl[qs[j] >> 4];
+            }
+            y += 32;
+            qs += 16;
+        }
+    }
+}
+
+void qb_dequantize_row(int32_t type, const void *src, float *dst, int64_t n) {
+    int64_t bs = qb_block_size(type);
+    if (bs == 0) return;
+    int64_t nb = n / bs;
+    switch (type) {
+    case QB_F32: memcpy(dst, src, (size_t)n * 4); break;
+    case QB_F16: for (int64_t i = 0; i < n; i++) dst[i] = h2f(((const qb_half *)src)[i]); break;
+    case QB_BF16: for (int64_t i = 0; i < n; i++) dst[i] = bf2f(((const uint16_t *)src)[i]); break;
+    case QB_Q4_0: dequant_q4_0(src, dst, nb); break;
+    case QB_Q4_1: dequant_q4_1(src, dst, nb); break;
+    case QB_Q5_0: dequant_q5_0(src, dst, nb); break;
+    case QB_Q5_1: dequant_q5_1(src, dst, nb); break;
+    case QB_Q8_0: dequant_q8_0(src, dst, nb); break;
+    case QB_Q4_K: dequant_q4_K(src, dst, nb); break;
+    case QB_Q5_K: dequant_q5_K(src, dst, nb); break;
+    case QB_Q6_K: dequant_q6_K(src, dst, nb); break;
+    case QB_IQ4_XS: dequant_iq4_xs(src, dst, nb); break;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Activations: round-to-nearest int8 per 32 values, scale = max|x| / 127.
+
+void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n) {
+    for (int64_t i = 0; i < n / QK; i++) {
+        const float *v = x + i * QK;
+        float amax = 0;
+        for (int j = 0; j < QK; j++) amax = fmaxf(amax, fabsf(v[j]));
+        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
+        int sum = 0;
+        for (int j = 0; j < QK; j++) {
+            int q = (int)lrintf(v[j] * id);
+            y[i].qs[j] = (int8_t)q;
+            sum += q;
+        }
+        y[i].d = d;
+        y[i].s = d * (float)sum;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Dot products of one weight row with quantized activations.
+
+#if defined(__AVX2__)
+static inline float hsum_ps(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+// 16 bytes -> 32 values: low nibbles first, then high nibbles (GGML's order).
+static inline __m256i nibbles_lo_hi(const uint8_t *p) {
+    __m128i t = _mm_loadu_si128((const __m128i *)p);
+    __m256i b = _mm256_insertf128_si256(_mm256_castsi128_si256(t), _mm_srli_epi16(t, 4), 1);
+    return _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
+}
+// Signed x times signed y, summed in groups of 4 to 8 int32.
+static inline __m256i dot_s8(__m256i x, __m256i y) {
+    __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+// Unsigned u (< 128) times signed y.
+static inline __m256i dot_u8(__m256i u, __m256i y) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, y), _mm256_set1_epi16(1));
+}
+#endif
+
+static float dot_q4_0(const block_q4_0 *w, const qb_q8a *a, int64_t nb) {
+#if defined(__AVX2__)
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i q = _mm256_sub_epi8(nibbles_lo_hi(w[i].qs), _mm256_set1_epi8(8));
+        __m256i p = dot_s8(q, _mm256_loadu_si256((const __m256i *)a[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+    }
+    return hsum_ps(acc);
+#else
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int sum = 0;
+        for (int j = 0; j < 16; j++)
+            sum += ((w[i].qs[j] & 0xF) - 8) * a[i].qs[j] + ((w[i].qs[j] >> 4) - 8) * a[i].qs[j + 16];
+        s += h2f(w[i].d) * a[i].d * sum;
+    }
+    return s;
+#endif
+}
+
+static float dot_q8_0(const block_q8_0 *w, const qb_q8a *a, int64_t nb) {
+#if defined(__AVX2__)
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i p = dot_s8(_mm256_loadu_si256((const __m256i *)w[i].qs), _mm256_loadu_si256((const __m256i *)a[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+    }
+    return hsum_ps(acc);
+#else
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int sum = 0;
+        for (int j = 0; j < QK; j++) sum += w[i].qs[j] * a[i].qs[j];
+        s += h2f(w[i].d) * a[i].d * sum;
+    }
+    return s;
+#endif
+}
+
+static float dot_q4_1(const block_q4_1 *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int sum = 0;
+        for (int j = 0; j < 16; j++) sum += (w[i].qs[j] & 0xF) * a[i].qs[j] + (w[i].qs[j] >> 4) * a[i].qs[j + 16];
+        s += h2f(w[i].d) * a[i].d * sum + h2f(w[i].m) * a[i].s;
+    }
+    return s;
+}
+
+static float dot_q5_0(const block_q5_0 *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        uint32_t qh;
+        memcpy(&qh, w[i].qh, 4);
+        int sum = 0;
+        for (int j = 0; j < 16; j++) {
+            int h0 = ((qh >> j) << 4) & 0x10, h1 = (qh >> (j + 12)) & 0x10;
+            sum += (((w[i].qs[j] & 0xF) | h0) - 16) * a[i].qs[j] + (((w[i].qs[j] >> 4) | h1) - 16) * a[i].qs[j + 16];
+        }
+        s += h2f(w[i].d) * a[i].d * sum;
+    }
+    return s;
+}
+
+static float dot_q5_1(const block_q5_1 *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        uint32_t qh;
+        memcpy(&qh, w[i].qh, 4);
+        int sum = 0;
+        for (int j = 0; j < 16; j++) {
+            int h0 = ((qh >> j) << 4) & 0x10, h1 = (qh >> (j + 12)) & 0x10;
+            sum += ((w[i].qs[j] & 0xF) | h0) * a[i].qs[j] + ((w[i].qs[j] >> 4) | h1) * a[i].qs[j + 16];
+        }
+        s += h2f(w[i].d) * a[i].d * sum + h2f(w[i].m) * a[i].s;
+    }
+    return s;
+}
+
+static float dot_q4_K(const block_q4_K *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++, a += 8) {
+        float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
+        uint8_t sc[8], m[8];
+        for (int j = 0; j < 8; j++) get_scale_min_k4(j, w[i].scales, &sc[j], &m[j]);
+        float mins = 0;
+        for (int j = 0; j < 8; j++) mins += m[j] * a[j].s;
+#if defined(__AVX2__)
+        __m256 acc = _mm256_setzero_ps();
+        for (int j = 0; j < 4; j++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
+            __m256i lo = _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
+            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0F));
+            __m256i p0 = dot_u8(lo, _mm256_loadu_si256((const __m256i *)a[2 * j].qs));
+            __m256i p1 = dot_u8(hi, _mm256_loadu_si256((const __m256i *)a[2 * j + 1].qs));
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(sc[2 * j] * a[2 * j].d), acc);
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(sc[2 * j + 1] * a[2 * j + 1].d), acc);
+        }
+        s += d * hsum_ps(acc) - dmin * mins;
+#else
+        float t = 0;
+        for (int j = 0; j < 4; j++) {
+            const uint8_t *q = w[i].qs + 32 * j;
+            int s0 = 0, s1 = 0;
+            for (int l = 0; l < 32; l++) {
+                s0 += (q[l] & 0xF) * a[2 * j].qs[l];
+                s1 += (q[l] >> 4) * a[2 * j + 1].qs[l];
+            }
+            t += sc[2 * j] * a[2 * j].d * s0 + sc[2 * j + 1] * a[2 * j + 1].d * s1;
+        }
+        s += d * t - dmin * mins;
+#endif
+    }
+    return s;
+}
+
+static float dot_q5_K(const block_q5_K *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++, a += 8) {
+        float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
+        float t = 0, mins = 0;
+        for (int j = 0; j < 4; j++) {
+            const uint8_t *q = w[i].qs + 32 * j;
+            uint8_t sc0, m0, sc1, m1;
+            get_scale_min_k4(2 * j, w[i].scales, &sc0, &m0);
+            get_scale_min_k4(2 * j + 1, w[i].scales, &sc1, &m1);
+            int s0 = 0, s1 = 0;
+            for (int l = 0; l < 32; l++) {
+                int h0 = (w[i].qh[l] >> (2 * j)) & 1, h1 = (w[i].qh[l] >> (2 * j + 1)) & 1;
+                s0 += ((q[l] & 0xF) + 16 * h0) * a[2 * j].qs[l];
+                s1 += ((q[l] >> 4) + 16 * h1) * a[2 * j + 1].qs[l];
+            }
+            t += sc0 * a[2 * j].d * s0 + sc1 * a[2 * j + 1].d * s1;
+            mins += m0 * a[2 * j].s + m1 * a[2 * j + 1].s;
+        }
+        s += d * t - dmin * mins;
+    }
+    return s;
+}
+
+static float dot_q6_K(const block_q6_K *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++, a += 8) {
+        float d = h2f(w[i].d);
+#if defined(__AVX2__)
+        __m256 acc = _mm256_setzero_ps();
+        for (int n = 0; n < 2; n++) {
+            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
+            const int8_t *sc = w[i].scales + 8 * n;
+            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+            __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+            __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m2), 4));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m2), 4));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m2), 4));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m2), 4));
+            for (int k = 0; k < 4; k++) {
+                const qb_q8a *ak = a + 4 * n + k;
+                __m256i p = dot_s8(_mm256_sub_epi8(q[k], off), _mm256_loadu_si256((const __m256i *)ak->qs));
+                __m256i scv = _mm256_setr_epi32(sc[2 * k], sc[2 * k], sc[2 * k], sc[2 * k],
+                                                sc[2 * k + 1], sc[2 * k + 1], sc[2 * k + 1], sc[2 * k + 1]);
+                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(p, scv)), _mm256_set1_ps(ak->d), acc);
+            }
+        }
+        s += d * hsum_ps(acc);
+#else
+        float t = 0;
+        for (int n = 0; n < 2; n++) {
+            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
+            const int8_t *sc = w[i].scales + 8 * n;
+            for (int k = 0; k < 4; k++) {
+                const qb_q8a *ak = a + 4 * n + k;
+                int sums[2] = {0, 0};
+                for (int l = 0; l < 32; l++) {
+                    uint8_t lo = (k & 1) ? ql[l + 32] : ql[l];
+                    int q = ((k & 2) ? (lo >> 4) : (lo & 0xF)) | (((qh[l] >> (2 * k)) & 3) << 4);
+                    sums[l / 16] += (q - 32) * ak->qs[l];
+                }
+                t += ak->d * (sc[2 * k] * sums[0] + sc[2 * k + 1] * sums[1]);
+            }
+        }
+        s += d * t;
+#endif
+    }
+    return s;
+}
+
+static float dot_iq4_xs(const block_iq4_xs *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(w[i].d);
+        for (int ib = 0; ib < 8; ib++, a++) {
+            int ls = ((w[i].scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((w[i].scales_h >> 2 * ib) & 3) << 4);
+            const uint8_t *qs = w[i].qs + 16 * ib;
+            int sum = 0;
+            for (int j = 0; j < 16; j++) sum += kvalues_iq4nl[qs[j] & 0xf] * a->qs[j] + kvalues_iq4nl[qs[j] >> 4] * a->qs[j + 16];
+            s += d * (ls - 32) * a->d * sum;
+        }
+    }
+    return s;
+}
+
+void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
+    int64_t bs = qb_block_size(type), bb = qb_block_bytes(type);
+    if (bs <= 1) return;
+    int64_t nb = cols / bs, row_bytes = nb * bb;
+    for (int64_t r = r0; r < r1; r++) {
+        const void *row = (const uint8_t *)w + r * row_bytes;
+        float v = 0;
+        switch (type) {
+        case QB_Q4_0: v = dot_q4_0(row, x, nb); break;
+        case QB_Q4_1: v = dot_q4_1(row, x, nb); break;
+        case QB_Q5_0: v = dot_q5_0(row, x, nb); break;
+        case QB_Q5_1: v = dot_q5_1(row, x, nb); break;
+        case QB_Q8_0: v = dot_q8_0(row, x, nb); break;
+        case QB_Q4_K: v = dot_q4_K(row, x, nb); break;
+        case QB_Q5_K: v = dot_q5_K(row, x, nb); break;
+        case QB_Q6_K: v = dot_q6_K(row, x, nb); break;
+        case QB_IQ4_XS: v = dot_iq4_xs(row, x, nb); break;
+        }
+        y[r] = v;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// MLX affine quantization.
+
+static inline float load_scale(const void *p, int32_t dtype, int64_t i) {
+    switch (dtype) {
+    case QB_F16: return h2f(((const qb_half *)p)[i]);
+    case QB_BF16: return bf2f(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
+void qb_dequantize_row_mlx(int32_t bits, int64_t group, const uint32_t *q, const void *scales, const void *biases,
+                           int32_t sdtype, float *dst, int64_t n) {
+    int64_t per = 32 / bits;
+    uint32_t mask = (1u << bits) - 1;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t v = (q[i / per] >> (bits * (i % per))) & mask;
+        float sc = load_scale(scales, sdtype, i / group), b = load_scale(biases, sdtype, i / group);
+        dst[i] = sc * (float)v + b;
+    }
+}
+
+// Sum over one group of q * a (integer, per 32-value block scaled by the block's d).
+static float mlx_group_dot(int32_t bits, const uint8_t *qb, const qb_q8a *a, int64_t blocks) {
+#if defined(__AVX2__)
+    __m256 acc = _mm256_setzero_ps();
+    if (bits == 4) {
+        // Bytes hold (even, odd) value pairs; gather the activations the same way.
+        const __m256i evens_odds = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                                    0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+        for (int64_t b = 0; b < blocks; b++) {
+            __m128i t = _mm_loadu_si128((const __m128i *)(qb + 16 * b));
+            __m128i lo = _mm_and_si128(t, _mm_set1_epi8(0x0F));
+            __m128i hi = _mm_and_si128(_mm_srli_epi16(t, 4), _mm_set1_epi8(0x0F));
+            __m256i w = _mm256_set_m128i(hi, lo);
+            __m256i x = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)a[b].qs), evens_odds);
+            x = _mm256_permute4x64_epi64(x, 0xD8);  // (0, 2, 1, 3): all evens, then all odds
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8(w, x)), _mm256_set1_ps(a[b].d), acc);
+        }
+    } else {
+        for (int64_t b = 0; b < blocks; b++) {
+            // q - 128 is a signed byte; the 128 * sum(a) it removes is added back by the caller.
+            __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(qb + 32 * b)), _mm256_set1_epi8((char)0x80));
+            __m256i p = dot_s8(w, _mm256_loadu_si256((const __m256i *)a[b].qs));
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(a[b].d), acc);
+        }
+    }
+    return hsum_ps(acc);
+#else
+    float s = 0;
+    for (int64_t b = 0; b < blocks; b++) {
+        int sum = 0;
+        for (int j = 0; j < 32; j++) {
+            int v = bits == 4 ? ((qb[16 * b + j / 2] >> (4 * (j & 1))) & 0xF) : (int)qb[32 * b + j] - 128;
+            sum += v * a[b].qs[j];
+        }
+        s += a[b].d * sum;
+    }
+    return s;
+#endif
+}
+
+void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,
+                   const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
+    int64_t groups = cols / group, words = cols * bits / 32, blocks = group / 32;
+    int64_t group_bytes = group * bits / 8;
+    float offset = bits == 8 ? 128.0f : 0.0f;
+    for (int64_t r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)(w + r * words);
+        float v = 0;
+        for (int64_t g = 0; g < groups; g++) {
+            float sc = load_scale(scales, sdtype, r * groups + g), b = load_scale(biases, sdtype, r * groups + g);
+            const qb_q8a *a = x + g * blocks;
+            float asum = 0;
+            for (int64_t k = 0; k < blocks; k++) asum += a[k].s;
+            v += sc * mlx_group_dot(bits, row + g * group_bytes, a, blocks) + (b + offset * sc) * asum;
+        }
+        y[r] = v;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Weight quantizers.
+
+static void quant_q8_0(const float *x, block_q8_0 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float amax = 0;
+        for (int j = 0; j < QK; j++) amax = fmaxf(amax, fabsf(x[j]));
+        float d = amax / 127.0f, id = d ? 1.0f / d : 0.0f;
+        y[i].d = f2h(d);
+        for (int j = 0; j < QK; j++) y[i].qs[j] = (int8_t)roundf(x[j] * id);
+    }
+}
+
+// The value of largest magnitude, sign kept (first on ties).
+static float signed_max(const float *x, int n) {
+    float amax = 0, max = 0;
+    for (int j = 0; j < n; j++)
+        if (amax < fabsf(x[j])) { amax = fabsf(x[j]); max = x[j]; }
+    return max;
+}
+
+static void quant_q4_0(const float *x, block_q4_0 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float d = signed_max(x, QK) / -8, id = d ? 1.0f / d : 0.0f;
+        y[i].d = f2h(d);
+        for (int j = 0; j < 16; j++) {
+            int8_t a = (int8_t)(x[j] * id + 8.5f), b = (int8_t)(x[16 + j] * id + 8.5f);
+            uint8_t xi0 = a < 15 ? a : 15, xi1 = b < 15 ? b : 15;
+            y[i].qs[j] = xi0 | (xi1 << 4);
+        }
+    }
+}
+
+static void min_max(const float *x, int n, float *mn, float *mx) {
+    *mn = x[0];
+    *mx = x[0];
+    for (int j = 1; j < n; j++) {
+        if (x[j] < *mn) *mn = x[j];
+        if (x[j] > *mx) *mx = x[j];
+    }
+}
+
+static void quant_q4_1(const float *x, block_q4_1 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float mn, mx;
+        min_max(x, QK, &mn, &mx);
+        float d = (mx - mn) / 15, id = d ? 1.0f / d : 0.0f;
+        y[i].d = f2h(d);
+        y[i].m = f2h(mn);
+        for (int j = 0; j < 16; j++) {
+            int8_t a = (int8_t)((x[j] - mn) * id + 0.5f), b = (int8_t)((x[16 + j] - mn) * id + 0.5f);
+            uint8_t xi0 = a < 15 ? a : 15, xi1 = b < 15 ? b : 15;
+            y[i].qs[j] = xi0 | (xi1 << 4);
+        }
+    }
+}
+
+static void quant_q5_0(const float *x, block_q5_0 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float d = signed_max(x, QK) / -16, id = d ? 1.0f / d : 0.0f;
+        y[i].d = f2h(d);
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; j++) {
+            int8_t a = (int8_t)(x[j] * id + 16.5f), b = (int8_t)(x[16 + j] * id + 16.5f);
+            uint8_t xi0 = a < 31 ? a : 31, xi1 = b < 31 ? b : 31;
+            y[i].qs[j] = (xi0 & 0x0F) | ((xi1 & 0x0F) << 4);
+            qh |= ((xi0 & 0x10u) >> 4) << (j + 0);
+            qh |= ((xi1 & 0x10u) >> 4) << (j + 16);
+        }
+        memcpy(y[i].qh, &qh, 4);
+    }
+}
+
+static void quant_q5_1(const float *x, block_q5_1 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += QK) {
+        float mn, mx;
+        min_max(x, QK, &mn, &mx);
+        float d = (mx - mn) / 31, id = d ? 1.0f / d : 0.0f;
+        y[i].d = f2h(d);
+        y[i].m = f2h(mn);
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; j++) {
+            uint8_t xi0 = (uint8_t)((x[j] - mn) * id + 0.5f), xi1 = (uint8_t)((x[16 + j] - mn) * id + 0.5f);
+            y[i].qs[j] = (xi0 & 0x0F) | ((xi1 & 0x0F) << 4);
+            qh |= ((xi0 & 0x10u) >> 4) << (j + 0);
+            qh |= ((xi1 & 0x10u) >> 4) << (j + 16);
+        }
+        memcpy(y[i].qh, &qh, 4);
+    }
+}
+
+static inline int nearest_int(float f) { return (int)lrintf(f); }
+
+// Q4_K: each 32-value sub-block gets x ~= scale * q - min (q in 0..15), scale and min
+// themselves stored as 6-bit multiples of two per-superblock f16 factors. The sub-block
+// range is first fitted by min/max, then refined by a small search over the step that
+// minimises the squared error (the idea of GGML's make_qkx2_quants).
+static void fit_sub_block(const float *x, float *scale, float *min) {
+    float mn, mx;
+    min_max(x, 32, &mn, &mx);
+    if (mn > 0) mn = 0;
+    if (mx == mn) { *scale = 0; *min = -mn; return; }
+    float best_err = INFINITY, best_scale = (mx - mn) / 15, best_min = -mn;
+    for (int step = -4; step <= 8; step++) {
+        float iscale = (15 + 0.25f * step) / (mx - mn);
+        // Least-squares fit of scale and min for the levels this step assigns.
+        float sum_l = 0, sum_l2 = 0, sum_x = 0, sum_xl = 0;
+        for (int j = 0; j < 32; j++) {
+            int l = nearest_int(iscale * (x[j] - mn));
+            l = l < 0 ? 0 : (l > 15 ? 15 : l);
+            sum_l += l; sum_l2 += (float)l * l; sum_x += x[j]; sum_xl += l * x[j];
+        }
+        float det = 32 * sum_l2 - sum_l * sum_l;
+        if (det <= 0) continue;
+        float sc = (32 * sum_xl - sum_x * sum_l) / det;
+        float off = (sum_l2 * sum_x - sum_l * sum_xl) / det;  // x ~= sc * l + off
+        if (off > 0) { off = 0; sc = sum_l2 > 0 ? sum_xl / sum_l2 : 0; }
+        if (sc <= 0) continue;
+        float err = 0;
+        for (int j = 0; j < 32; j++) {
+            int l = nearest_int((x[j] - off) / sc);
+            l = l < 0 ? 0 : (l > 15 ? 15 : l);
+            float e = sc * l + off - x[j];
+            err += e * e;
+        }
+        if (err < best_err) { best_err = err; best_scale = sc; best_min = -off; }
+    }
+    *scale = best_scale;
+    *min = best_min;
+}
+
+static void quant_q4_K(const float *x, block_q4_K *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += QK_K) {
+        float scales[8], mins[8], max_scale = 0, max_min = 0;
+        for (int j = 0; j < 8; j++) {
+            fit_sub_block(x + 32 * j, &scales[j], &mins[j]);
+            if (scales[j] > max_scale) max_scale = scales[j];
+            if (mins[j] > max_min) max_min = mins[j];
+        }
+        float inv_scale = max_scale > 0 ? 63.f / max_scale : 0.f, inv_min = max_min > 0 ? 63.f / max_min : 0.f;
+        uint8_t ls[8], lm[8];
+        for (int j = 0; j < 8; j++) {
+            int a = nearest_int(inv_scale * scales[j]), b = nearest_int(inv_min * mins[j]);
+            ls[j] = a > 63 ? 63 : a;
+            lm[j] = b > 63 ? 63 : b;
+        }
+        memset(y[i].scales, 0, 12);
+        for (int j = 0; j < 8; j++) {
+            if (j < 4) {
+                y[i].scales[j] = ls[j];
+                y[i].scales[j + 4] = lm[j];
+            } else {
+                y[i].scales[j + 4] = (ls[j] & 0xF) | ((lm[j] & 0xF) << 4);
+                y[i].scales[j - 4] |= ((ls[j] >> 4) << 6);
+                y[i].scales[j - 0] |= ((lm[j] >> 4) << 6);
+            }
+        }
+        y[i].d = f2h(max_scale / 63.f);
+        y[i].dmin = f2h(max_min / 63.f);
+        float d = h2f(y[i].d), dmin = h2f(y[i].dmin);
+        uint8_t L[QK_K];
+        for (int j = 0; j < 8; j++) {
+            uint8_t sc, m;
+            get_scale_min_k4(j, y[i].scales, &sc, &m);
+            float dl = d * sc, ml = dmin * m;
+            for (int k = 0; k < 32; k++) {
+                int l = dl != 0 ? nearest_int((x[32 * j + k] + ml) / dl) : 0;
+                L[32 * j + k] = (uint8_t)(l < 0 ? 0 : (l > 15 ? 15 : l));
+            }
+        }
+        uint8_t *q = y[i].qs;
+        for (int j = 0; j < QK_K; j += 64, q += 32)
+            for (int l = 0; l < 32; l++) q[l] = L[j + l] | (L[j + l + 32] << 4);
+    }
+}
+
+void qb_quantize_row(int32_t type, const float *x, void *dst, int64_t n) {
+    int64_t bs = qb_block_size(type);
+    if (bs == 0) return;
+    int64_t nb = n / bs;
+    switch (type) {
+    case QB_F32: memcpy(dst, x, (size_t)n * 4); break;
+    case QB_F16: for (int64_t i = 0; i < n; i++) ((qb_half *)dst)[i] = f2h(x[i]); break;
+    case QB_Q8_0: quant_q8_0(x, dst, nb); break;
+    case QB_Q4_0: quant_q4_0(x, dst, nb); break;
+    case QB_Q4_1: quant_q4_1(x, dst, nb); break;
+    case QB_Q5_0: quant_q5_0(x, dst, nb); break;
+    case QB_Q5_1: quant_q5_1(x, dst, nb); break;
+    case QB_Q4_K: quant_q4_K(x, dst, nb); break;
+    default: break;
+    }
+}
+
+void qb_quantize_row_mlx(int32_t bits, int64_t group, const float *x, uint32_t *q, float *scales, float *biases, int64_t n) {
+    int64_t per = 32 / bits;
+    float n_bins = (float)((1 << bits) - 1);
+    memset(q, 0, (size_t)(n / per) * 4);
+    for (int64_t g = 0; g < n / group; g++) {
+        const float *v = x + g * group;
+        float mn, mx;
+        min_max(v, (int)group, &mn, &mx);
+        // MLX anchors the grid on the edge of larger magnitude so that value is exact.
+        int neg = fabsf(mn) > fabsf(mx);
+        float scale = fmaxf((mx - mn) / n_bins, 1e-7f);
+        scale = neg ? scale : -scale;
+        float edge = neg ? mn : mx;
+        float q0 = rintf(edge / scale);
+        float bias = 0;
+        if (q0 != 0) { scale = edge / q0; bias = edge; }
+        scales[g] = scale;
+        biases[g] = bias;
+        for (int64_t j = 0; j < group; j++) {
+            float l = rintf((v[j] - bias) / scale);
+            l = l < 0 ? 0 : (l > n_bins ? n_bins : l);
+            int64_t i = g * group + j;
+            q[i / per] |= ((uint32_t)l) << (bits * (i % per));
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import CQBKernels
+
+/// GGML's block-quantized types (the ids are GGML's, as stored in GGUF files).
+public enum GGMLType: Int32, Sendable, CaseIterable, Codable {
+    case q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8
+    case q4_K = 12, q5_K = 13, q6_K = 14, iq4_xs = 23
+
+    /// Values per block.
+    public var blockSize: Int { Int(qb_block_size(rawValue)) }
+    /// Bytes per block.
+    public var blockBytes: Int { Int(qb_block_bytes(rawValue)) }
+    public var name: String {
+        switch self {
+        case .q4_0: return "Q4_0"
+        case .q4_1: return "Q4_1"
+        case .q5_0: return "Q5_0"
+        case .q5_1: return "Q5_1"
+        case .q8_0: return "Q8_0"
+        case .q4_K: return "Q4_K"
+        case .q5_K: return "Q5_K"
+        case .q6_K: return "Q6_K"
+        case .iq4_xs: return "IQ4_XS"
+        }
+    }
+}
+
+/// MLX's affine quantization: `w = scale * q + bias` per group of values along a row,
+/// `q` packed little-endian into 32-bit words, low bits first.
+public struct MLXQuantization: Sendable, Hashable, Codable {
+    public var bits: Int
+    public var groupSize: Int
+    /// Element type of the scales and biases arrays.
+    public var scaleType: DType
+
+    public init(bits: Int, groupSize: Int, scaleType: DType) {
+        self.bits = bits
+        self.groupSize = groupSize
+        self.scaleType = scaleType
+    }
+
+    public static let supportedBits = [4, 8]
+    public static let supportedGroups = [32, 64, 128]
+}
+
+/// How a weight matrix is stored.
+public enum WeightFormat: Sendable, Hashable {
+    case dense(DType)
+    case ggml(GGMLType)
+    case mlx(MLXQuantization)
+
+    public static let f32 = WeightFormat.dense(.f32)
+
+    /// Bytes of the packed data of one row of `cols` values (excluding MLX scales/biases).
+    public func rowBytes(cols: Int) -> Int {
+        switch self {
+        case .dense(let d): return cols * d.size
+        case .ggml(let t): return cols / t.blockSize * t.blockBytes
+        case .mlx(let q): return cols * q.bits / 8
+        }
+    }
+
+    /// Whether rows of `cols` values can be stored in this format.
+    public func fits(cols: Int) -> Bool {
+        switch self {
+        case .dense: return true
+        case .ggml(let t): return cols % t.blockSize == 0
+        case .mlx(let q): return cols % q.groupSize == 0 && cols % 32 == 0
+        }
+    }
+
+    /// Total bytes of a `rows` x `cols` matrix, scales and biases included.
+    public func byteCount(rows: Int, cols: Int) -> Int {
+        var n = rows * rowBytes(cols: cols)
+        if case .mlx(let q) = self { n += 2 * rows * (cols / q.groupSize) * q.scaleType.size }
+        return n
+    }
+
+    public var name: String {
+        switch self {
+        case .dense(let d): return d.rawValue
+        case .ggml(let t): return t.name
+        case .mlx(let q): return "MLX-Q\(q.bits)-G\(q.groupSize)"
+        }
+    }
+
+    /// The C kernels' type id for dense and GGML formats.
+    var ggmlID: Int32 {
+        switch self {
+        case .dense(let d): return d.ggmlID
+        case .ggml(let t): return t.rawValue
+        case .mlx: return -1
+        }
+    }
+}

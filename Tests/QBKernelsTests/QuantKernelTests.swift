@@ -1,0 +1,108 @@
+import XCTest
+@testable import QBKernels
+
+/// The quantized kernels against their references on fresh random inputs.
+final class QuantKernelTests: XCTestCase {
+    var rng = SystemRandomNumberGenerator()
+    func randoms(_ n: Int, scale: Float = 1) -> [Float] { (0..<n).map { _ in Float.random(in: -scale...scale, using: &rng) } }
+
+    func relativeError(_ a: [Float], _ b: [Float]) -> Float {
+        let scale = max(b.map { abs($0) }.max() ?? 1, 1e-6)
+        return zip(a, b).map { abs($0 - $1) }.max()! / scale
+    }
+
+    static let producible: [WeightFormat] = [
+        .ggml(.q8_0), .ggml(.q4_0), .ggml(.q4_1), .ggml(.q5_0), .ggml(.q5_1), .ggml(.q4_K),
+        .mlx(.init(bits: 4, groupSize: 32, scaleType: .f32)), .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)),
+        .mlx(.init(bits: 4, groupSize: 128, scaleType: .f32)), .mlx(.init(bits: 8, groupSize: 32, scaleType: .f32)),
+        .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)), .mlx(.init(bits: 8, groupSize: 128, scaleType: .f32)),
+        .dense(.f16), .dense(.bf16),
+    ]
+
+    func matvec(_ w: Matrix, _ x: [Float], threads: Int) -> [Float] {
+        var y = [Float](repeating: .nan, count: w.rows)
+        Linear.matvec(w, x, &y, pool: ThreadPool(threads: threads))
+        return y
+    }
+
+    func testQuantizedMatvecMatchesReference() {
+        let rows = 37, cols = 512
+        for format in Self.producible {
+            let w = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
+            let x = randoms(cols, scale: 3)
+            let expected = Reference.matvec(w, x)
+            let y1 = matvec(w, x, threads: 1), y2 = matvec(w, x, threads: 2)
+            XCTAssertLessThan(relativeError(y1, expected), 2e-5, format.name)
+            XCTAssertEqual(y1, y2, "\(format.name): same result at any thread count")
+        }
+    }
+
+    /// Types with no quantizer here (they come from llama.cpp files): random but valid
+    /// blocks, so every bit pattern of the quants and scales is exercised.
+    func testUnproducibleTypesMatchReference() {
+        let rows = 9, cols = 512
+        for t in [GGMLType.q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1] {
+            let bytes = rows * cols / t.blockSize * t.blockBytes
+            let buf = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+            defer { buf.deallocate() }
+            for i in 0..<bytes { buf.storeBytes(of: UInt8.random(in: 0...255, using: &rng), toByteOffset: i, as: UInt8.self) }
+            // Keep every f16 scale field a small normal number: random bits would make NaNs.
+            let halfOffsets: [Int]
+            switch t {
+            case .q6_K: halfOffsets = [208]
+            case .q5_0, .iq4_xs: halfOffsets = [0]
+            default: halfOffsets = [0, 2]
+            }
+            for b in 0..<(bytes / t.blockBytes) {
+                for o in halfOffsets {
+                    let v = Float16(Float.random(in: 0.001...0.01, using: &rng) * (Bool.random() ? 1 : -1))
+                    buf.storeBytes(of: v.bitPattern, toByteOffset: b * t.blockBytes + o, as: UInt16.self)
+                }
+            }
+            let w = Matrix(format: .ggml(t), rows: rows, cols: cols, base: UnsafeRawPointer(buf), owner: nil)
+            let x = randoms(cols)
+            XCTAssertLessThan(relativeError(matvec(w, x, threads: 2), Reference.matvec(w, x)), 2e-5, t.name)
+        }
+    }
+
+    /// Values in [-1, 1]: each format's error stays within one step of its grid (formats
+    /// anchored on one edge, like Q4_0 and MLX, can be a full step off at the other edge;
+    /// those with a min and a step rounded to nearest stay within half a step).
+    func testRoundTripErrorIsWithinAQuantizationStep() {
+        let cols = 256
+        let x = randoms(4 * cols)
+        let bounds: [(WeightFormat, Float)] = [
+            (.ggml(.q8_0), 0.5 / 127 + 1.0 / 2048),  // f16 rounding of the step adds up to 127 x 2^-11 / 127 (.ggml(.q4_0), 1.0 / 8), (.ggml(.q4_1), 1.0 / 15), (.ggml(.q5_0), 1.0 / 16),
+            (.ggml(.q5_1), 1.0 / 31), (.ggml(.q4_K), 2.0 / 15),
+            (.mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), 2.0 / 15), (.mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)), 2.0 / 255),
+        ]
+        for (format, step) in bounds {
+            let w = Quantizer.quantize(x, rows: 4, cols: cols, to: format, pool: ThreadPool(threads: 1))
+            let back = w.toFloats()
+            let worst = zip(back, x).map { abs($0 - $1) }.max()!
+            XCTAssertLessThanOrEqual(worst, step * 1.02, format.name)
+            XCTAssertGreaterThan(worst, 0, format.name)
+        }
+    }
+
+    func testPrefillPathDequantizesExactly() {
+        let rows = 70, cols = 256, count = 3
+        for format in Self.producible {
+            let w = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
+            let x = randoms(count * cols)
+            var y = [Float](repeating: .nan, count: count * rows)
+            Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))
+            XCTAssertLessThan(relativeError(y, Reference.matmul(w, x, count: count)), 1e-5, format.name)
+        }
+    }
+
+    func testActivationQuantizationMatchesReference() {
+        let x = randoms(256, scale: 5)
+        let w = Quantizer.quantize([Float](repeating: 1, count: 256), rows: 1, cols: 256, to: .ggml(.q8_0), pool: ThreadPool(threads: 1))
+        // With all-one weights the product is the sum of the quantized activations.
+        let expected = Reference.quantizeActivations(x).reduce(0, +)
+        // (All-one weights are stored as 127 steps of f16(1/127), not exactly 1.)
+        XCTAssertEqual(matvec(w, x, threads: 1)[0], expected, accuracy: 2e-3)
+        XCTAssertNotEqual(matvec(w, x, threads: 1)[0], x.reduce(0, +), "activations are quantized")
+    }
+}
