@@ -3,7 +3,7 @@ import PackageDescription
 
 // Hot loops must be compiled for the CPU they run on (AVX2/FMA, AVX-512 and VNNI where
 // present), in debug builds too: the tests run the real kernels on real models.
-let nativeC: [CSetting] = [.unsafeFlags(["-O3", "-march=native", "-ffp-contract=fast"])]
+let nativeC: [CSetting] = [.unsafeFlags(["-O3", "-march=native", "-ffp-contract=on"])]
 let nativeSwift: [SwiftSetting] = [.unsafeFlags(["-Xcc", "-march=native"])]
 
 let package = Package(
@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "QBModel", dependencies: ["QBKernels"], swiftSettings: nativeSwift),
 
         // Layer 3: tokenizers, detokenizer, chat templates.
-        .target(name: "QBText", dependencies: [], swiftSettings: nativeSwift),
+        .target(name: "QBText", dependencies: ["QBModel"], swiftSettings: nativeSwift),
 
         // Layer 4: sampling and the token stream.
         .target(name: "QBGeneration", dependencies: ["QBModel", "QBText"], swiftSettings: nativeSwift),

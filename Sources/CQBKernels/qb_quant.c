@@ -9,6 +9,10 @@
 #include <immintrin.h>
 #endif
 
+// Dequantization must round like GGML's and MLX's own: a product, then a sum, each
+// rounded (no fused multiply-add). The fast dot products use explicit FMA intrinsics.
+#pragma clang fp contract(off)
+
 #define QK 32
 #define QK_K 256
 

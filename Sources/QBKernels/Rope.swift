@@ -35,6 +35,15 @@ public struct Rope: Sendable {
     /// One inverse frequency per rotated pair.
     public let inverseFrequencies: [Float]
 
+    /// Frequencies divided by per-pair factors, as GGUF files carry llama3 scaling
+    /// (llama.cpp's converter bakes it into a `rope_freqs` tensor).
+    public init(headDim: Int, theta: Float, style: RopeStyle, frequencyFactors: [Float]) {
+        let base = Rope(headDim: headDim, theta: theta, style: style)
+        self.headDim = headDim
+        self.style = style
+        inverseFrequencies = zip(base.inverseFrequencies, frequencyFactors).map { $0 / $1 }
+    }
+
     public init(headDim: Int, theta: Float, style: RopeStyle, scaling: Llama3RopeScaling? = nil) {
         self.headDim = headDim
         self.style = style

@@ -83,12 +83,19 @@ public enum WeightFormat: Sendable, Hashable {
         }
     }
 
-    /// The C kernels' type id for dense and GGML formats.
-    var ggmlID: Int32 {
+    /// GGML's type id for dense and GGML formats (-1 for MLX formats, which GGUF cannot hold).
+    public var ggmlID: Int32 {
         switch self {
         case .dense(let d): return d.ggmlID
         case .ggml(let t): return t.rawValue
         case .mlx: return -1
         }
     }
+}
+
+extension WeightFormat {
+    /// Values per block of a GGML type id (0 when the kernels do not read that type).
+    public static func blockSize(ggmlID: Int32) -> Int64 { qb_block_size(ggmlID) }
+    /// Bytes per block of a GGML type id (0 when the kernels do not read that type).
+    public static func blockBytes(ggmlID: Int32) -> Int64 { qb_block_bytes(ggmlID) }
 }

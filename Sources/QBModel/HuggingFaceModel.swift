@@ -14,8 +14,17 @@ public enum HuggingFaceModel {
         let store = try TensorStore(directory: dir)
 
         let dim = config.hiddenSize
+        // With an MLX `quantization` entry, a module stored as uint32 with scales beside it
+        // is quantized with its setting; anything else is a plain tensor.
         func matrix(_ name: String, _ rows: Int, _ cols: Int) throws -> Matrix {
-            try store.file(for: name).matrix(name, rows: rows, cols: cols)
+            let module = String(name.dropLast(".weight".count))
+            if let q = config.quantization, store.location[module + ".scales"] != nil {
+                guard let setting = q.setting(for: module) else {
+                    throw ModelError.invalidField(path: configPath, field: "quantization.\(module)", reason: "says unquantized, but scales are stored")
+                }
+                return try store.file(for: name).mlxMatrix(module, rows: rows, cols: cols, bits: setting.bits, groupSize: setting.groupSize)
+            }
+            return try store.file(for: name).matrix(name, rows: rows, cols: cols)
         }
         func norm(_ name: String) throws -> FloatBuffer {
             FloatBuffer(try matrix(name, 1, dim).toFloats())
@@ -38,7 +47,8 @@ public enum HuggingFaceModel {
         let output = config.tied ? embedding : try matrix("lm_head.weight", config.vocabSize, dim)
         let weights = LlamaWeights(
             embedding: embedding, layers: layers, finalNorm: try norm("model.norm.weight"), output: output)
-        let source = ModelSource(format: .huggingFace, path: directory, tensors: store.infos, directory: directory)
+        let source = ModelSource(
+            format: config.quantization == nil ? .huggingFace : .mlx, path: directory, tensors: store.infos, directory: directory)
         let eos = (config.eosTokenId?.ids ?? []).map { Int32(truncatingIfNeeded: $0) }
         return try LlamaModel(
             config: config, ropeStyle: .halves, weights: weights, source: source, stopTokens: eos,

@@ -24,10 +24,10 @@ public final class LlamaModel: Sendable {
 
     public init(
         config: LlamaConfig, ropeStyle: RopeStyle, weights: LlamaWeights, source: ModelSource,
-        stopTokens: [Int32], bosToken: Int32?
+        stopTokens: [Int32], bosToken: Int32?, rope: Rope? = nil
     ) throws {
         self.config = config
-        self.rope = try config.rope(style: ropeStyle, path: source.path)
+        self.rope = try rope ?? config.rope(style: ropeStyle, path: source.path)
         self.weights = weights
         self.source = source
         self.stopTokens = stopTokens

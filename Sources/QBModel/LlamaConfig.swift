@@ -24,6 +24,8 @@ public struct LlamaConfig: Codable, Sendable, Equatable {
     public var modelType: String?
     public var architectures: [String]?
     public var torchDtype: String?
+    /// MLX quantization (`quantization` in mlx-community configs).
+    public var quantization: MLXQuantizationConfig?
 
     enum CodingKeys: String, CodingKey {
         case hiddenSize = "hidden_size"
@@ -46,6 +48,7 @@ public struct LlamaConfig: Codable, Sendable, Equatable {
         case modelType = "model_type"
         case architectures
         case torchDtype = "torch_dtype"
+        case quantization
     }
 
     public init(
@@ -209,5 +212,74 @@ public struct TokenIDList: Codable, Sendable, Equatable {
     public func encode(to encoder: Encoder) throws {
         var c = encoder.singleValueContainer()
         if ids.count == 1 { try c.encode(ids[0]) } else { try c.encode(ids) }
+    }
+}
+
+/// MLX's `quantization` entry: default `group_size` and `bits`, and per-module overrides
+/// keyed by module path (an object with its own group_size/bits, or false for a module
+/// left unquantized).
+public struct MLXQuantizationConfig: Codable, Sendable, Equatable {
+    public struct Override: Codable, Sendable, Equatable {
+        public var groupSize: Int
+        public var bits: Int
+    }
+    public var groupSize: Int
+    public var bits: Int
+    /// Module path to its setting; nil value means "not quantized".
+    public var overrides: [String: Override?]
+
+    public init(groupSize: Int, bits: Int, overrides: [String: Override?] = [:]) {
+        self.groupSize = groupSize
+        self.bits = bits
+        self.overrides = overrides
+    }
+
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        groupSize = try c.decode(Int.self, forKey: Key(stringValue: "group_size"))
+        bits = try c.decode(Int.self, forKey: Key(stringValue: "bits"))
+        var o: [String: Override?] = [:]
+        for k in c.allKeys where k.stringValue != "group_size" && k.stringValue != "bits" {
+            if let b = try? c.decode(Bool.self, forKey: k) {
+                if !b { o[k.stringValue] = .some(nil) }
+                continue
+            }
+            if let sub = try? c.nestedContainer(keyedBy: Key.self, forKey: k) {
+                let g = try sub.decode(Int.self, forKey: Key(stringValue: "group_size"))
+                let b = try sub.decode(Int.self, forKey: Key(stringValue: "bits"))
+                o[k.stringValue] = Override(groupSize: g, bits: b)
+            }
+            // Other keys (e.g. "mode": "affine") carry no per-module setting.
+        }
+        overrides = o
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(groupSize, forKey: Key(stringValue: "group_size"))
+        try c.encode(bits, forKey: Key(stringValue: "bits"))
+        for (k, v) in overrides {
+            if let v {
+                var sub = c.nestedContainer(keyedBy: Key.self, forKey: Key(stringValue: k))
+                try sub.encode(v.groupSize, forKey: Key(stringValue: "group_size"))
+                try sub.encode(v.bits, forKey: Key(stringValue: "bits"))
+            } else {
+                try c.encode(false, forKey: Key(stringValue: k))
+            }
+        }
+    }
+
+    /// The setting of module `path` (e.g. "model.layers.0.mlp.down_proj"): nil when the
+    /// module is left unquantized.
+    public func setting(for path: String) -> (groupSize: Int, bits: Int)? {
+        if let o = overrides[path] { return o.map { ($0.groupSize, $0.bits) } }
+        return (groupSize, bits)
     }
 }

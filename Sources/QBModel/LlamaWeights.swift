@@ -52,12 +52,22 @@ public struct LlamaWeights: Sendable {
 
 /// Where a model came from and what it holds, for `inspect` and reports.
 public struct ModelSource: Sendable {
-    public enum Format: String, Sendable { case llama2c = "llama2.c", huggingFace = "safetensors" }
+    public enum Format: String, Sendable { case llama2c = "llama2.c", huggingFace = "safetensors", gguf = "GGUF", mlx = "MLX safetensors" }
     public let format: Format
     public let path: String
     public let tensors: [TensorInfo]
     /// Folder that may hold tokenizer files (nil for a bare checkpoint file).
     public let directory: String?
+    /// The `--quant` setting applied at load, if any.
+    public let quantization: String?
+
+    public init(format: Format, path: String, tensors: [TensorInfo], directory: String?, quantization: String? = nil) {
+        self.format = format
+        self.path = path
+        self.tensors = tensors
+        self.directory = directory
+        self.quantization = quantization
+    }
 }
 
 /// One stored tensor as `inspect` lists it.

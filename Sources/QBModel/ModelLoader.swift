@@ -1,7 +1,7 @@
 import Foundation
 
 /// Opens a model from a path of any supported kind: a Hugging Face folder (or a
-/// .safetensors file inside one) or a llama2.c checkpoint.
+/// .safetensors file inside one), a GGUF file, or a llama2.c checkpoint.
 public enum ModelLoader {
     public static func load(path: String) throws -> LlamaModel {
         var isDir: ObjCBool = false
@@ -14,9 +14,7 @@ public enum ModelLoader {
         }
         let file = try MappedFile(path: path)
         let magic = try file.load(UInt32.self, at: 0, item: "magic")
-        if magic == 0x4655_4747 {  // "GGUF"
-            throw ModelError.invalidField(path: path, field: "format", reason: "GGUF files are not supported yet")
-        }
+        if magic == GGUFFile.magic { return try GGUFModel.load(GGUFFile(file: file)) }
         return try Llama2cCheckpoint.load(path: path)
     }
 }

@@ -1,10 +1,10 @@
 import Foundation
 import QBKernels
 
-/// Writes a safetensors file tensor by tensor, so a model larger than memory can be
+/// Writes safetensors files tensor by tensor, so a model larger than memory can be
 /// produced: the header is fixed first from the declared shapes, then each tensor's
 /// data is streamed in order.
-public struct SafetensorsWriter {
+public enum SafetensorsWriter {
     public struct Declaration {
         public let name: String
         public let dtype: DType
@@ -14,7 +14,20 @@ public struct SafetensorsWriter {
             self.dtype = dtype
             self.shape = shape
         }
-        var bytes: Int { shape.reduce(1, *) * dtype.size }
+    }
+
+    /// A tensor of any safetensors dtype, filled with raw little-endian bytes.
+    public struct RawTensor {
+        public let name: String
+        public let dtypeName: String
+        public let shape: [Int]
+        public let byteCount: Int
+        public init(name: String, dtypeName: String, shape: [Int], byteCount: Int) {
+            self.name = name
+            self.dtypeName = dtypeName
+            self.shape = shape
+            self.byteCount = byteCount
+        }
     }
 
     /// Writes `declarations` to `path`; `fill(declaration, chunkStart, chunk)` supplies each
@@ -23,42 +36,20 @@ public struct SafetensorsWriter {
         path: String, declarations: [Declaration], metadata: [String: String] = ["format": "pt"],
         fill: (Declaration, Int, UnsafeMutableBufferPointer<Float>) -> Void
     ) throws {
-        var header = "{"
-        var offset = 0
-        var parts: [String] = []
-        if !metadata.isEmpty {
-            let m = metadata.sorted { $0.key < $1.key }.map { "\(jsonString($0.key)):\(jsonString($0.value))" }
-            parts.append("\"__metadata__\":{\(m.joined(separator: ","))}")
+        let raw = declarations.map {
+            RawTensor(name: $0.name, dtypeName: $0.dtype.rawValue, shape: $0.shape, byteCount: $0.shape.reduce(1, *) * $0.dtype.size)
         }
-        for d in declarations {
-            parts.append(
-                "\(jsonString(d.name)):{\"dtype\":\"\(d.dtype.rawValue)\",\"shape\":[\(d.shape.map(String.init).joined(separator: ","))],\"data_offsets\":[\(offset),\(offset + d.bytes)]}")
-            offset += d.bytes
-        }
-        header += parts.joined(separator: ",") + "}"
-        // The data section starts 8-aligned, so every tensor of these dtypes is aligned.
-        while (header.utf8.count + 8) % 8 != 0 { header += " " }
-
-        guard let out = FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
-            return FileHandle(forWritingAtPath: path)
-        }() else { throw ModelError.unreadable(path: path, reason: "cannot create file") }
-        defer { try? out.close() }
-        var len = UInt64(header.utf8.count).littleEndian
-        try out.write(contentsOf: Data(bytes: &len, count: 8))
-        try out.write(contentsOf: Data(header.utf8))
-
         let chunk = 1 << 20
         let floats = UnsafeMutableBufferPointer<Float>.allocate(capacity: chunk)
         let narrow = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: chunk)
         defer { floats.deallocate(); narrow.deallocate() }
-        for d in declarations {
+        try stream(path: path, tensors: raw, metadata: metadata) { index, out in
+            let d = declarations[index]
             let count = d.shape.reduce(1, *)
             var start = 0
             while start < count {
                 let n = min(chunk, count - start)
-                let view = UnsafeMutableBufferPointer(rebasing: floats[0..<n])
-                fill(d, start, view)
+                fill(d, start, UnsafeMutableBufferPointer(rebasing: floats[0..<n]))
                 switch d.dtype {
                 case .f32:
                     try out.write(contentsOf: Data(bytesNoCopy: floats.baseAddress!, count: n * 4, deallocator: .none))
@@ -73,6 +64,51 @@ public struct SafetensorsWriter {
                 start += n
             }
         }
+    }
+
+    /// Writes tensors whose bytes `fill(index, buffer)` produces whole, one at a time.
+    public static func writeRaw(
+        path: String, tensors: [RawTensor], metadata: [String: String] = ["format": "mlx"],
+        fill: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws {
+        try stream(path: path, tensors: tensors, metadata: metadata) { index, out in
+            let n = tensors[index].byteCount
+            let buf = UnsafeMutableRawPointer.allocate(byteCount: max(n, 1), alignment: 64)
+            defer { buf.deallocate() }
+            fill(index, buf)
+            try out.write(contentsOf: Data(bytesNoCopy: buf, count: n, deallocator: .none))
+        }
+    }
+
+    /// The header, then `body(index, handle)` for each tensor in order.
+    static func stream(
+        path: String, tensors: [RawTensor], metadata: [String: String],
+        body: (Int, FileHandle) throws -> Void
+    ) throws {
+        var parts: [String] = []
+        if !metadata.isEmpty {
+            let m = metadata.sorted { $0.key < $1.key }.map { "\(jsonString($0.key)):\(jsonString($0.value))" }
+            parts.append("\"__metadata__\":{\(m.joined(separator: ","))}")
+        }
+        var offset = 0
+        for t in tensors {
+            parts.append(
+                "\(jsonString(t.name)):{\"dtype\":\"\(t.dtypeName)\",\"shape\":[\(t.shape.map(String.init).joined(separator: ","))],\"data_offsets\":[\(offset),\(offset + t.byteCount)]}")
+            offset += t.byteCount
+        }
+        var header = "{" + parts.joined(separator: ",") + "}"
+        // The data section starts 8-aligned, so every tensor of these dtypes is aligned.
+        while (header.utf8.count + 8) % 8 != 0 { header += " " }
+
+        FileManager.default.createFile(atPath: path, contents: nil)
+        guard let out = FileHandle(forWritingAtPath: path) else {
+            throw ModelError.unreadable(path: path, reason: "cannot create file")
+        }
+        defer { try? out.close() }
+        var len = UInt64(header.utf8.count).littleEndian
+        try out.write(contentsOf: Data(bytes: &len, count: 8))
+        try out.write(contentsOf: Data(header.utf8))
+        for i in tensors.indices { try body(i, out) }
     }
 
     static func jsonString(_ s: String) -> String {

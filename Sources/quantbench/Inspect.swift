@@ -10,7 +10,7 @@ struct Inspect: ParsableCommand {
     @OptionGroup var options: ModelOptions
 
     func run() throws {
-        let model = try options.loadModel()
+        let model = try options.loadModel(pool: options.makePool())
         print(ModelReport.describe(model))
         // A model without a tokenizer is still worth inspecting: say so rather than fail.
         do {

@@ -15,9 +15,18 @@ struct ModelOptions: ParsableArguments {
     @Option(help: "Worker threads (default: every core).")
     var threads: Int?
 
-    func loadModel() throws -> LlamaModel {
-        try ModelLoader.load(path: model ?? DefaultModel.path())
+    @Option(help: "Convert the weights at load: \(QuantSpec.all.joined(separator: ", ")).")
+    var quant: String?
+
+    /// Opens the model and applies `--quant`.
+    func loadModel(pool: ThreadPool) throws -> LlamaModel {
+        let m = try ModelLoader.load(path: model ?? DefaultModel.path())
+        guard let q = quant else { return m }
+        return try m.quantized(QuantSpec(q), pool: pool)
     }
+
+    /// Opens the model on a pool of its own (for commands that need no other pool).
+    func loadModel() throws -> LlamaModel { try loadModel(pool: makePool()) }
 
     func loadTokenizer(for model: LlamaModel) throws -> any Tokenizer {
         try TokenizerLoader.load(for: model, path: tokenizer)

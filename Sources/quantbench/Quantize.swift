@@ -1,0 +1,24 @@
+import ArgumentParser
+import Foundation
+import QBModel
+import QBRunner
+
+struct Quantize: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a model in another format: GGUF for f*/q* settings, an MLX folder for mlx-* settings.")
+
+    @OptionGroup var options: ModelOptions
+
+    @Option(help: "Output: a .gguf file, or a folder for mlx-* settings.")
+    var out: String
+
+    func run() throws {
+        guard let q = options.quant else { throw ValidationError("--quant is required: \(QuantSpec.all.joined(separator: ", "))") }
+        let spec = try QuantSpec(q)
+        let pool = try options.makePool()
+        let model = try ModelLoader.load(path: options.model ?? DefaultModel.path())
+        let tokenizer = try? options.loadTokenizer(for: model)
+        try ModelExporter.export(model, tokenizer: tokenizer, spec: spec, to: URL(fileURLWithPath: out), pool: pool)
+        print("wrote \(out) (\(spec.name))")
+    }
+}
