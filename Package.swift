@@ -67,7 +67,7 @@ let package = Package(
             name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner"], swiftSettings: nativeSwift),
         .testTarget(name: "CLITests", dependencies: ["quantbench"], swiftSettings: nativeSwift),
         .testTarget(
-            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration"], exclude: ["oracles"],
+            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner"], exclude: ["oracles"],
             swiftSettings: nativeSwift),
     ],
     swiftLanguageModes: [.v6]

@@ -23,8 +23,10 @@ public enum ModelExporter {
         }
         let extra: [(String, GGUFValue)]
         switch tokenizer {
-        case let bpe as BPETokenizer: extra = try GGUFVocabulary.metadata(bpe: bpe, modelVocabularySize: model.config.vocabSize)
-        case let l2 as Llama2cTokenizer: extra = GGUFVocabulary.metadata(llama2c: l2)
+        case let bpe as BPETokenizer:
+            extra = try GGUFVocabulary.metadata(bpe: bpe, modelVocabularySize: model.config.vocabSize, stopTokens: Set(model.stopTokens))
+        case let l2 as Llama2cTokenizer:
+            extra = GGUFVocabulary.metadata(llama2c: l2)
         default: extra = []
         }
         let name = URL(fileURLWithPath: model.source.path).deletingPathExtension().lastPathComponent

@@ -10,7 +10,9 @@ public enum GGUFVocabulary {
 
     /// The metadata of a byte-level BPE tokenizer.json (token texts as the file stores
     /// them, byte-level encoded), with its tokenizer_config.json facts.
-    public static func metadata(bpe tokenizer: BPETokenizer, modelVocabularySize: Int) throws -> [(String, GGUFValue)] {
+    public static func metadata(
+        bpe tokenizer: BPETokenizer, modelVocabularySize: Int, stopTokens: Set<TokenID> = []
+    ) throws -> [(String, GGUFValue)] {
         let url = URL(fileURLWithPath: tokenizer.path)
         let fields = JSONFields(path: tokenizer.path)
         let root = try fields.parse(try Data(contentsOf: url))
@@ -49,12 +51,12 @@ public enum GGUFVocabulary {
             ("tokenizer.ggml.token_type", .array(.int32, types.map { .int32($0) })),
             ("tokenizer.ggml.merges", .array(.string, merges)),
         ]
-        meta += common(tokenizer, template: tokenizer.chatTemplate)
+        meta += common(tokenizer, stops: stopTokens, template: tokenizer.chatTemplate)
         return meta
     }
 
     /// The metadata of a llama2.c tokenizer.bin (SentencePiece pieces and scores).
-    public static func metadata(llama2c tokenizer: Llama2cTokenizer) -> [(String, GGUFValue)] {
+    public static func metadata(llama2c tokenizer: Llama2cTokenizer, stopTokens: Set<TokenID> = []) -> [(String, GGUFValue)] {
         var tokens: [GGUFValue] = [], scores: [GGUFValue] = [], types: [GGUFValue] = []
         for id in 0..<tokenizer.vocabularySize {
             let piece = String(decoding: tokenizer.piece(for: TokenID(id)) ?? [], as: UTF8.self)
@@ -72,15 +74,18 @@ public enum GGUFVocabulary {
             ("tokenizer.ggml.scores", .array(.float32, scores)),
             ("tokenizer.ggml.token_type", .array(.int32, types)),
             ("tokenizer.ggml.unknown_token_id", .uint32(0)),
-        ] + common(tokenizer, template: nil)
+        ] + common(tokenizer, stops: stopTokens, template: nil)
     }
 
-    static func common(_ t: any Tokenizer, template: String?) -> [(String, GGUFValue)] {
+    /// BOS, the ids that end a sequence (the tokenizer's and the model's, `stops`), BOS
+    /// policy and chat template.
+    static func common(_ t: any Tokenizer, stops: Set<TokenID>, template: String?) -> [(String, GGUFValue)] {
         var meta: [(String, GGUFValue)] = []
         if let bos = t.bosTokenID { meta.append(("tokenizer.ggml.bos_token_id", .uint32(UInt32(bos)))) }
         // Llama-3-style vocabularies end turns and messages with their own tokens; GGUF has
         // a key for each. Whatever else ends a sequence is the eos.
-        var eos = t.eosTokenIDs
+        var eos = t.eosTokenIDs.union(stops)
+        let all = eos
         for (text, key) in [("<|eot_id|>", "eot"), ("<|eom_id|>", "eom")] {
             let ids = t.encode(text, addSpecialTokens: false, parseSpecialTokens: true)
             if ids.count == 1, eos.contains(ids[0]) {
@@ -88,7 +93,7 @@ public enum GGUFVocabulary {
                 eos.remove(ids[0])
             }
         }
-        if let first = (eos.isEmpty ? t.eosTokenIDs : eos).min() {
+        if let first = (eos.isEmpty ? all : eos).min() {
             meta.append(("tokenizer.ggml.eos_token_id", .uint32(UInt32(first))))
         }
         meta.append(("tokenizer.ggml.add_bos_token", .bool(t.addsBOS)))

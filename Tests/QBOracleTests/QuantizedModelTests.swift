@@ -1,0 +1,174 @@
+import Foundation
+import XCTest
+import QBKernels
+import QBModel
+import QBRunner
+import QBText
+
+/// Quantized models end to end: each format against a reference that uses the same
+/// dequantized weights, GGUF and MLX files against the models they were written from, our
+/// GGUF files read by the `gguf` package, and quality order on the trained stories260K.
+final class QuantizedModelTests: XCTestCase {
+    var dir: URL!
+    override func setUpWithError() throws { dir = try Oracle.temporaryDirectory("quantized") }
+    override func tearDown() { try? FileManager.default.removeItem(at: dir) }
+
+    let pool = ThreadPool(threads: 2)
+    let tokens: [Int32] = [5, 900, 17, 256, 1000, 3, 44, 512, 77, 600, 12, 13]
+
+    func tiny() throws -> LlamaModel {
+        let d = dir.appendingPathComponent("tiny")
+        try ModelMaker.make(preset: .tiny, seed: 21, dtype: .f32, to: d)
+        return try ModelLoader.load(path: d.path)
+    }
+
+    func logits(_ m: LlamaModel, stepwise: Bool = false) throws -> [Float] {
+        let s = m.makeState(contextLength: tokens.count, pool: pool)
+        if !stepwise { return try m.forward(tokens, state: s, logits: .all) }
+        var out: [Float] = []
+        for t in tokens { out += try m.forward([t], state: s, logits: .last) }
+        return out
+    }
+
+    func relativeL2(_ a: [Float], _ b: [Float]) -> Double {
+        var num = 0.0, den = 0.0
+        for (x, y) in zip(a, b) { num += Double(x - y) * Double(x - y); den += Double(y) * Double(y) }
+        return (num / den).squareRoot()
+    }
+
+    static let specs = ["f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "mlx-q4-g32", "mlx-q4-g64", "mlx-q4-g128", "mlx-q8-g64"]
+
+    /// Prefill dequantizes weights and keeps activations in f32: it equals an f32 model
+    /// holding the dequantized weights. Decode quantizes activations to int8 per 32
+    /// values (as llama.cpp does); on this random-weight model that moves the logits by
+    /// about 1.7% (relative L2) whatever the weight format, f16/bf16 excepted (f32 path).
+    func testEveryFormatMatchesItsDequantizedReference() throws {
+        let base = try tiny()
+        for name in Self.specs {
+            let q = try base.quantized(QuantSpec(name), pool: pool)
+            let reference = try q.quantized(QuantSpec("f32"), pool: pool)
+            let prefill = relativeL2(try logits(q), try logits(reference))
+            let decode = relativeL2(try logits(q, stepwise: true), try logits(reference, stepwise: true))
+            XCTAssertLessThan(prefill, 1e-5, "\(name) prefill")
+            XCTAssertLessThan(decode, name.hasPrefix("f") || name.hasPrefix("b") ? 1e-6 : 3e-2, "\(name) decode")
+            print("quantized \(name): relative L2 vs dequantized reference: prefill \(prefill), decode \(decode)")
+        }
+    }
+
+    func testGGUFExportMatchesTheModelItWasWrittenFrom() throws {
+        let base = try tiny()
+        for name in ["f32", "f16", "q8_0", "q4_0", "q4_k"] {
+            let url = dir.appendingPathComponent("tiny-\(name).gguf")
+            try ModelExporter.export(base, tokenizer: try TokenizerLoader.load(for: base, path: nil), spec: QuantSpec(name), to: url, pool: pool)
+            let g = try ModelLoader.load(path: url.path)
+            XCTAssertEqual(g.rope.style, .interleaved)
+            XCTAssertEqual(g.stopTokens.sorted(), base.stopTokens.sorted())
+            XCTAssertEqual(g.bosToken, base.bosToken)
+            let expected = try logits(name == "f32" ? base : base.quantized(QuantSpec(name), pool: pool))
+            let e = relativeL2(try logits(g), expected)
+            XCTAssertLessThan(e, 1e-5, name)
+            print("gguf \(name): relative L2 vs source model \(e)")
+        }
+    }
+
+    func testGGUFWeReadBackThroughTheGGUFPackage() throws {
+        try Oracle.require(modules: ["gguf", "numpy"])
+        let base = try tiny()
+        let url = dir.appendingPathComponent("tiny-q4_0.gguf")
+        try ModelExporter.export(base, tokenizer: try TokenizerLoader.load(for: base, path: nil), spec: QuantSpec("q4_0"), to: url, pool: pool)
+        let json = try Oracle.script("gguf_dump.py", [url.path])
+        let obj = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [String: Any]
+        let theirs = obj["metadata"] as! [String: Any]
+        let ours = try GGUFFile(path: url.path)
+        XCTAssertEqual(Set(theirs.keys), Set(ours.keys))
+        for key in ours.keys {
+            let a = ours.metadata[key]!, b = theirs[key]!
+            switch a {
+            case .string(let s): XCTAssertEqual(s, b as? String, key)
+            case .array(_, let values):
+                let bs = b as! [Any]
+                XCTAssertEqual(values.count, bs.count, key)
+                for (x, y) in zip(values, bs) {
+                    if let s = x.string { XCTAssertEqual(s, y as? String, key) } else { XCTAssertEqual(x.double, (y as? NSNumber)?.doubleValue, key) }
+                }
+            case .bool(let v): XCTAssertEqual(v, b as? Bool, key)
+            default: XCTAssertEqual(a.double!, (b as! NSNumber).doubleValue, accuracy: abs(a.double!) * 1e-7, key)
+            }
+        }
+        let tensors = obj["tensors"] as! [[String: Any]]
+        XCTAssertEqual(tensors.count, ours.tensors.count)
+        for t in tensors {
+            let o = ours.tensor(t["name"] as! String)!
+            XCTAssertEqual(t["type"] as? Int, Int(o.type))
+            XCTAssertEqual(t["shape"] as? [Int], o.dims)
+            var sum: UInt64 = 0
+            let raw = UnsafeRawBufferPointer(start: ours.file.base + o.range.lowerBound, count: o.range.count)
+            for (i, b) in raw.enumerated() { sum &+= (UInt64(b) &+ 1) &* (UInt64(i) &* 0x9E37_79B9_7F4A_7C15 &+ 1) }
+            XCTAssertEqual(t["checksum"] as? String, String(sum), o.name)
+        }
+    }
+
+    func testMLXExportRoundTrips() throws {
+        let base = try tiny()
+        for name in ["mlx-q4-g64", "mlx-q8-g32"] {
+            let out = dir.appendingPathComponent(name)
+            try ModelExporter.export(base, tokenizer: nil, spec: QuantSpec(name), to: out, pool: pool)
+            let m = try ModelLoader.load(path: out.path)
+            XCTAssertEqual(m.source.format, .mlx)
+            XCTAssertNotNil(try? TokenizerLoader.load(for: m, path: nil), "tokenizer copied")
+            let e = relativeL2(try logits(m), try logits(base.quantized(QuantSpec(name), pool: pool)))
+            XCTAssertLessThan(e, 1e-5, name)
+        }
+    }
+
+    /// stories260K as GGUF (f32, with its SentencePiece vocabulary) is the same model.
+    func testStories260KThroughGGUF() throws {
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("../shared/fixtures/stories260k").standardized
+        let bin = fixtures.appendingPathComponent("stories260K.bin").path
+        guard FileManager.default.fileExists(atPath: bin) else { throw XCTSkip("fixture \(bin) is missing") }
+        let model = try ModelLoader.load(path: bin)
+        let tok = try Llama2cTokenizer(path: fixtures.appendingPathComponent("tok512.bin").path, vocabularySize: 512)
+        let url = dir.appendingPathComponent("stories.gguf")
+        try ModelExporter.export(model, tokenizer: tok, spec: QuantSpec("f32"), to: url, pool: pool)
+        let g = try ModelLoader.load(path: url.path)
+        let ids: [Int32] = tok.encode("Once upon a time, there was a little girl")
+        let a = try model.forward(ids, state: model.makeState(contextLength: 32, pool: pool), logits: .all)
+        let b = try g.forward(ids, state: g.makeState(contextLength: 32, pool: pool), logits: .all)
+        XCTAssertEqual(a, b, "same weights, same RoPE layout: bitwise equal")
+        let file = try GGUFFile(path: url.path)
+        XCTAssertEqual(file.metadata["tokenizer.ggml.model"], .string("llama"))
+        XCTAssertEqual(file.metadata["tokenizer.ggml.tokens"]?.array?.count, 512)
+    }
+
+    /// On the trained model, every 8-bit setting stays closer to f32 than every 4-bit one.
+    func testStories260KQualityOrder() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let fixtures = root.appendingPathComponent("../shared/fixtures").standardized
+        let bin = fixtures.appendingPathComponent("stories260k/stories260K.bin").path
+        let textPath = fixtures.appendingPathComponent("eval-text/tinystories_sample_cs336.txt").path
+        guard FileManager.default.fileExists(atPath: bin), FileManager.default.fileExists(atPath: textPath) else {
+            throw XCTSkip("stories260K or eval-text fixtures are missing")
+        }
+        let model = try ModelLoader.load(path: bin)
+        let tok = try Llama2cTokenizer(path: fixtures.appendingPathComponent("stories260k/tok512.bin").path, vocabularySize: 512)
+        let ids = Array(tok.encode(try String(contentsOfFile: textPath, encoding: .utf8)).prefix(512))
+        func run(_ m: LlamaModel) throws -> [Float] {
+            try m.forward(ids, state: m.makeState(contextLength: ids.count, pool: pool), logits: .all)
+        }
+        let reference = try run(model)
+        var kl: [String: QualityMetrics.Comparison] = [:]
+        for name in ["f16", "q8_0", "mlx-q8-g64", "q4_0", "q4_k", "mlx-q4-g32", "mlx-q4-g64"] {
+            kl[name] = QualityMetrics.compare(reference: reference, candidate: try run(model.quantized(QuantSpec(name), pool: pool)), vocab: 512)
+            print(String(format: "stories260K %@: mean KL %.6f ± %.6f nats, top-1 agreement %.3f", name, kl[name]!.meanKL, kl[name]!.klStandardError, kl[name]!.top1Agreement))
+        }
+        let eight = ["q8_0", "mlx-q8-g64"].map { kl[$0]! }, four = ["q4_0", "q4_k", "mlx-q4-g32", "mlx-q4-g64"].map { kl[$0]! }
+        for e in eight {
+            for f in four {
+                // Beyond the statistical error: the gap exceeds both standard errors together.
+                XCTAssertLessThan(e.meanKL + 2 * e.klStandardError, f.meanKL - 2 * f.klStandardError)
+            }
+        }
+        XCTAssertLessThan(kl["f16"]!.meanKL, kl["q8_0"]!.meanKL)
+    }
+}
