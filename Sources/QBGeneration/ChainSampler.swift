@@ -6,9 +6,10 @@ import QBText
 ///
 /// Every ordering it makes is by (logit descending, id ascending), a total order, so the
 /// result never depends on sort stability or hash order. It sorts only what the truncation
-/// stages can keep: top-k selects its k with a bounded heap (O(V log k)); min-p bounds the
-/// candidates by a logit threshold in one pass; a bare top-p grows a heap selection until
-/// the kept mass reaches p. Scratch arrays are allocated once per request.
+/// stages can keep: top-k selects its k with a bounded heap (O(V log k)); a top-p over the
+/// whole vocabulary first finds, with a histogram of probability mass by logit, a logit
+/// above which its prefix must lie and sorts only the ids above it (and above min-p's
+/// threshold); min-p alone needs no sort. Scratch buffers are allocated once per request.
 public struct ChainSampler: TokenSampler {
     public let parameters: SamplingParameters
     private var rng: Xoshiro256StarStar
@@ -16,7 +17,13 @@ public struct ChainSampler: TokenSampler {
     private var counts: [Int32]
     /// Candidate ids; a heap while selecting, then sorted best first.
     private var candidates: [Int32]
+    /// Per-id weights exp(logit - max) (at temperature 1 for top-p, at the draw's
+    /// temperature when nothing truncates), allocated on first use.
+    private var weights: [Double] = []
+    /// Probability mass per logit bucket, for top-p's threshold.
+    private var bucketMass: [Double] = []
     private let bias: [(index: Int, value: Float)]
+    private static let buckets = 4096
 
     public init(_ parameters: SamplingParameters, vocabularySize: Int) {
         self.parameters = parameters
@@ -77,63 +84,36 @@ public struct ChainSampler: TokenSampler {
         // Everything banned: nothing to draw from; the lowest id is as good as any.
         guard maxLogit > -.infinity else { return TokenID(top) }
         let p = parameters
-        let minPThreshold: Float = p.minP > 0 ? maxLogit + Float(log(p.minP)) : -.infinity
         let topK = p.topK > 0 ? min(p.topK, n) : n
-        let topPActive = p.topP < 1
-        let truncating = topK < n || topPActive || p.minP > 0
+        let minPThreshold: Float = p.minP > 0 ? maxLogit + Float(log(p.minP)) : -.infinity
 
-        // Survivors are candidates[0..<kept], best first (or in id order when nothing truncates).
-        var kept: Int
-        if !truncating {
-            return sampleAll(l, maxLogit: maxLogit)
-        } else if topK < n {
+        if topK < n {
             selectTop(topK, l)
-            kept = candidates.count
-            if topPActive {
+            var kept = candidates.count
+            if p.topP < 1 {
                 // Top-p normalises over the top-k survivors.
                 var z = 0.0
                 for id in candidates { z += Self.weight(l[Int(id)], maxLogit) }
                 kept = topPCut(l, maxLogit: maxLogit, total: z, upTo: kept)
             }
-        } else if p.minP > 0 {
-            // Min-p keeps a prefix of the sorted order, so top-p's cut only matters inside it;
-            // collecting the threshold's survivors first avoids sorting the vocabulary.
+            return drawCandidates(l, count: minPCut(l, threshold: minPThreshold, upTo: kept), maxLogit: maxLogit)
+        }
+        if p.topP < 1 {
+            let kept = selectTopP(l, maxLogit: maxLogit, minPThreshold: minPThreshold)
+            return drawCandidates(l, count: kept, maxLogit: maxLogit)
+        }
+        if p.minP > 0 {
+            // Min-p alone: the survivors in id order, no sort.
             candidates.removeAll(keepingCapacity: true)
             for i in 0..<n where l[i] >= minPThreshold { candidates.append(Int32(i)) }
-            sortCandidates(l)
-            kept = candidates.count
-            if topPActive {
-                kept = topPCut(l, maxLogit: maxLogit, total: Self.totalWeight(l, maxLogit), upTo: kept)
-            }
-        } else {
-            // Bare top-p: select the best m, widen until their mass reaches p.
-            let z = Self.totalWeight(l, maxLogit)
-            var m = min(n, 256)
-            while true {
-                selectTop(m, l)
-                kept = topPCut(l, maxLogit: maxLogit, total: z, upTo: candidates.count)
-                if kept < candidates.count || m == n { break }
-                m = min(n, m * 4)
-            }
+            return drawCandidates(l, count: candidates.count, maxLogit: maxLogit)
         }
-        // Min-p after top-p: a prefix of what is left.
-        if p.minP > 0 {
-            var k = 0
-            while k < kept && l[Int(candidates[k])] >= minPThreshold { k += 1 }
-            kept = max(k, 1)
-        }
-        return sampleCandidates(l, count: max(kept, 1))
+        return drawAll(l, maxLogit: maxLogit)
     }
 
     @inline(__always)
     private static func weight(_ logit: Float, _ maxLogit: Float) -> Double {
         exp(Double(logit) - Double(maxLogit))
-    }
-
-    private static func totalWeight(_ l: UnsafeMutableBufferPointer<Float>, _ maxLogit: Float) -> Double {
-        var z = 0.0
-        for v in l { z += weight(v, maxLogit) }
-        return z
     }
 
     /// How many of the sorted candidates top-p keeps: the shortest prefix whose probability
@@ -147,10 +127,69 @@ public struct ChainSampler: TokenSampler {
         return count
     }
 
+    /// Min-p after top-p: the prefix of the sorted candidates at or above the threshold
+    /// (never empty: the maximum always qualifies).
+    private func minPCut(_ l: UnsafeMutableBufferPointer<Float>, threshold: Float, upTo count: Int) -> Int {
+        var k = 0
+        while k < count && l[Int(candidates[k])] >= threshold { k += 1 }
+        return max(k, 1)
+    }
+
+    /// Top-p over the whole vocabulary, then min-p, leaving the kept prefix sorted in
+    /// `candidates` and returning its length. Equal, draw for draw, to sorting every id:
+    /// ids are bucketed by logit (monotonically, so each bucket range is a stretch of the
+    /// sorted order), the first bucket where the cumulative mass reaches p bounds the
+    /// prefix, and only ids up to one bucket past it are sorted and cut exactly. If
+    /// rounding leaves that exact sum short of p, everything is sorted instead.
+    private mutating func selectTopP(_ l: UnsafeMutableBufferPointer<Float>, maxLogit: Float, minPThreshold: Float) -> Int {
+        let n = l.count
+        if weights.count != n { weights = [Double](repeating: 0, count: n) }
+        let b = Self.buckets
+        if bucketMass.count != b { bucketMass = [Double](repeating: 0, count: b) }
+        var z = 0.0
+        var lowest = maxLogit
+        for i in 0..<n {
+            let w = Self.weight(l[i], maxLogit)
+            weights[i] = w
+            z += w
+            if l[i] < lowest && l[i] > -.infinity { lowest = l[i] }
+        }
+        // Logits more than 64 below the maximum share the last bucket: their weights are
+        // below 2^-92 of the maximum's.
+        let span = min(Double(maxLogit) - Double(lowest), 64)
+        let scale = span > 0 ? Double(b) / span : 0
+        let top = Double(maxLogit)
+        func bucket(_ v: Float) -> Int { min(b - 1, Int((top - Double(v)) * scale)) }
+
+        for k in 0..<b { bucketMass[k] = 0 }
+        for i in 0..<n where l[i] > -.infinity { bucketMass[bucket(l[i])] += weights[i] }
+        var cumulative = 0.0
+        var crossing = b - 1
+        for k in 0..<b {
+            cumulative += bucketMass[k] / z
+            if cumulative >= parameters.topP { crossing = k; break }
+        }
+        let limit = min(crossing + 1, b - 1)
+
+        candidates.removeAll(keepingCapacity: true)
+        var leftOut = false
+        for i in 0..<n where l[i] >= minPThreshold && l[i] > -.infinity {
+            if bucket(l[i]) <= limit { candidates.append(Int32(i)) } else { leftOut = true }
+        }
+        sortCandidates(l)
+        var kept = topPCut(l, maxLogit: maxLogit, total: z, upTo: candidates.count)
+        if kept == candidates.count && leftOut {
+            candidates.removeAll(keepingCapacity: true)
+            for i in 0..<n where l[i] >= minPThreshold && l[i] > -.infinity { candidates.append(Int32(i)) }
+            sortCandidates(l)
+            kept = topPCut(l, maxLogit: maxLogit, total: z, upTo: candidates.count)
+        }
+        return minPCut(l, threshold: minPThreshold, upTo: kept)
+    }
+
     /// Temperature, softmax and one draw over candidates[0..<count], in their order.
-    private mutating func sampleCandidates(_ l: UnsafeMutableBufferPointer<Float>, count: Int) -> TokenID {
-        let t = parameters.temperature
-        let best = Double(l[Int(candidates[0])])
+    private mutating func drawCandidates(_ l: UnsafeMutableBufferPointer<Float>, count: Int, maxLogit: Float) -> TokenID {
+        let t = parameters.temperature, best = Double(maxLogit)
         var z = 0.0
         for k in 0..<count { z += exp((Double(l[Int(candidates[k])]) - best) / t) }
         let target = rng.nextUnitDouble() * z
@@ -163,15 +202,21 @@ public struct ChainSampler: TokenSampler {
     }
 
     /// Temperature, softmax and one draw over the whole vocabulary, in id order.
-    private mutating func sampleAll(_ l: UnsafeMutableBufferPointer<Float>, maxLogit: Float) -> TokenID {
+    private mutating func drawAll(_ l: UnsafeMutableBufferPointer<Float>, maxLogit: Float) -> TokenID {
+        let n = l.count
+        if weights.count != n { weights = [Double](repeating: 0, count: n) }
         let t = parameters.temperature, best = Double(maxLogit)
         var z = 0.0
-        for v in l { z += exp((Double(v) - best) / t) }
+        for i in 0..<n {
+            let w = exp((Double(l[i]) - best) / t)
+            weights[i] = w
+            z += w
+        }
         let target = rng.nextUnitDouble() * z
         var cumulative = 0.0
         var last = 0
-        for i in 0..<l.count where l[i] > -.infinity {
-            cumulative += exp((Double(l[i]) - best) / t)
+        for i in 0..<n where weights[i] > 0 {
+            cumulative += weights[i]
             last = i
             if target < cumulative { return TokenID(i) }
         }

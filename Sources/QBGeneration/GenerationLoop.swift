@@ -78,7 +78,7 @@ public enum GenerationLoop {
         } catch is ForwardCancelled {
             // The chunks that completed are valid; keep them for the next request.
             cachedTokens.append(contentsOf: promptIDs[reused..<cache.length])
-            summary.prefillSeconds = since() - since(prefillStart)
+            summary.prefillSeconds = (clock.now - prefillStart).seconds
             return finish(.cancelled)
         } catch {
             cache.truncate(to: reused)
@@ -89,7 +89,7 @@ public enum GenerationLoop {
 
         // Decode.
         let stopIDs = Set(model.stopTokens).union(tokenizer.eosTokenIDs)
-        var sampler = makeSampler(parameters.sampling, vocabularySize: vocab)
+        var sampler = parameters.sampling.makeSampler(vocabularySize: vocab)
         var text = TokenTextStream(tokenizer: tokenizer, previous: promptIDs.last)
         var stops = StopStringFilter(parameters.stop)
         var sequence = promptIDs

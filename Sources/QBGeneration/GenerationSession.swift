@@ -144,6 +144,22 @@ public actor GenerationSession {
 
     func setHooks(_ hooks: Hooks) { self.hooks = hooks }
 
+    /// The filled positions' keys then values, layer by layer and head by head (for tests
+    /// that compare caches bit for bit).
+    func cacheContents() -> [Float] {
+        let c = state.cache
+        let n = c.length * c.headDim
+        var out: [Float] = []
+        out.reserveCapacity(2 * c.layers * c.kvHeads * n)
+        for layer in 0..<c.layers {
+            for head in 0..<c.kvHeads {
+                out.append(contentsOf: UnsafeBufferPointer(start: c.keys(layer: layer, head: head), count: n))
+                out.append(contentsOf: UnsafeBufferPointer(start: c.values(layer: layer, head: head), count: n))
+            }
+        }
+        return out
+    }
+
     private func execute(
         _ request: UInt64, _ prompt: Prompt, _ parameters: GenerationParameters, cancelled: () -> Bool,
         onEvent: (GenerationEvent) -> Void
@@ -159,8 +175,8 @@ public actor GenerationSession {
                 return cancelled() || ledger.isCancelled(request)
             },
             onEvent: { event in
-                hooks.onEvent?(event)
                 onEvent(event)
+                hooks.onEvent?(event)
             })
         lastSummary = summary
         return summary

@@ -22,10 +22,11 @@ import QBText
 /// 5. **min-p**: tokens whose probability is at least `minP` times the largest's, that is
 ///    `logit >= max + log(minP)` (0 = off);
 /// 6. **temperature**: the survivors' logits are divided by `temperature`;
-/// 7. **sample**: softmax over the survivors and one draw from `Xoshiro256StarStar` seeded
-///    with `seed`; survivors are walked in the order the truncation stages leave them
-///    (descending logit, ties broken by ascending id), or ascending id when no truncation
-///    stage is active.
+/// 7. **sample**: softmax over the survivors (in double precision) and one draw `u` from
+///    `Xoshiro256StarStar` seeded with `seed` (`nextUnitDouble`); the first survivor whose
+///    running sum of weights exceeds `u` times their total wins. Survivors are walked by
+///    descending logit, ties by ascending id, when top-k or top-p is active, and by
+///    ascending id otherwise.
 ///
 /// `temperature == 0` is greedy: stages 1 and 2 still apply (as in llama.cpp), then the
 /// highest logit wins, the lowest id on ties; nothing random is drawn.
@@ -95,12 +96,7 @@ public struct SamplingParameters: Sendable, Codable, Equatable {
         SamplingParameters(sampler: .llama2c, temperature: temperature, topP: topP, seed: seed)
     }
 
-    /// Whether every stage that could change the argmax's outcome is neutral apart from
-    /// temperature: true when the result is the plain argmax of the logits.
-    public var isGreedy: Bool {
-        temperature == 0 && !hasPenalties && logitBias.isEmpty
-    }
-
+    /// Whether the penalty stage changes anything.
     var hasPenalties: Bool {
         repeatLastN != 0 && (repeatPenalty != 1 || presencePenalty != 0 || frequencyPenalty != 0)
     }

@@ -9,10 +9,12 @@ public protocol TokenSampler {
     mutating func sample(_ logits: inout [Float], history: ArraySlice<TokenID>) -> TokenID
 }
 
-/// The sampler `parameters` describe, for logits of `vocabularySize` entries.
-public func makeSampler(_ parameters: SamplingParameters, vocabularySize: Int) -> any TokenSampler {
-    switch parameters.sampler {
-    case .default: return ChainSampler(parameters, vocabularySize: vocabularySize)
-    case .llama2c: return Llama2cSampler(parameters)
+extension SamplingParameters {
+    /// A fresh sampler (RNG at the start of its stream) for logits of `vocabularySize` entries.
+    public func makeSampler(vocabularySize: Int) -> any TokenSampler {
+        switch sampler {
+        case .default: return ChainSampler(self, vocabularySize: vocabularySize)
+        case .llama2c: return Llama2cSampler(self)
+        }
     }
 }

@@ -15,20 +15,37 @@ struct MakeModel: ParsableCommand {
     @Option(help: "Random seed.")
     var seed: UInt64 = 0
 
-    @Option(help: "Weight dtype: f32, f16, bf16.")
+    @Option(help: "Weights: f32, f16, bf16 for a Hugging Face folder; f32, f16, q8_0, q4_0 (or any GGUF --quant setting) for GGUF.")
     var dtype: String = "f32"
 
-    @Option(help: "Output folder.")
+    @Option(help: "Output format: safetensors (a Hugging Face folder) or gguf (one file).")
+    var format: String = "safetensors"
+
+    @Option(help: "Output folder (safetensors) or file (gguf).")
     var out: String
+
+    @Option(help: "Worker threads for conversion (default: every core).")
+    var threads: Int?
 
     func run() throws {
         guard let p = SyntheticModel.Preset(rawValue: preset) else {
             throw ValidationError("unknown preset \(preset); choose one of \(SyntheticModel.Preset.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        guard let d = DType(rawValue: dtype.uppercased()) else {
-            throw ValidationError("unknown dtype \(dtype); choose f32, f16 or bf16")
+        switch format {
+        case "safetensors":
+            guard let d = DType(rawValue: dtype.uppercased()) else {
+                throw ValidationError("unknown dtype \(dtype) for safetensors; choose f32, f16 or bf16")
+            }
+            try ModelMaker.make(preset: p, seed: seed, dtype: d, to: URL(fileURLWithPath: out))
+        case "gguf":
+            let spec = try QuantSpec(dtype)
+            guard !spec.isMLX else { throw ValidationError("\(dtype) is an MLX setting; GGUF takes f32, f16, bf16 or q*") }
+            try ModelMaker.makeGGUF(
+                preset: p, seed: seed, spec: spec, to: URL(fileURLWithPath: out),
+                pool: ThreadPool(threads: threads ?? ThreadPool.defaultThreadCount))
+        default:
+            throw ValidationError("unknown format \(format); choose safetensors or gguf")
         }
-        try ModelMaker.make(preset: p, seed: seed, dtype: d, to: URL(fileURLWithPath: out))
-        print("wrote \(p.rawValue) (seed \(seed), \(d.rawValue)) to \(out)")
+        print("wrote \(p.rawValue) (seed \(seed), \(dtype), \(format)) to \(out)")
     }
 }

@@ -1,0 +1,161 @@
+import Foundation
+import XCTest
+import QBKernels
+@testable import QBModel
+
+/// Malformed GGUF headers end in typed errors naming the file and the field or tensor.
+final class GGUFBadInputTests: XCTestCase {
+    var dir: URL!
+    override func setUpWithError() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-gguf-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    }
+    override func tearDown() { try? FileManager.default.removeItem(at: dir) }
+
+    /// A little GGUF writer with knobs for every field, so each can be broken on purpose.
+    struct Builder {
+        var magic: UInt32 = GGUFFile.magic
+        var version: UInt32 = 3
+        var tensorCount: UInt64?
+        var kvCount: UInt64?
+        var kvs: [(String, UInt32, Data)] = [("general.architecture", 8, Builder.string("llama"))]
+        var tensors: [(name: String, dims: [UInt64], type: UInt32, offset: UInt64)] = [("t", [32, 2], 0, 0)]
+        var dataBytes = 256
+
+        static func string(_ s: String, length: UInt64? = nil) -> Data {
+            var d = Data()
+            d.append(le: length ?? UInt64(s.utf8.count))
+            d.append(contentsOf: Array(s.utf8))
+            return d
+        }
+
+        func build() -> Data {
+            var d = Data()
+            d.append(le: magic)
+            d.append(le: version)
+            d.append(le: tensorCount ?? UInt64(tensors.count))
+            d.append(le: kvCount ?? UInt64(kvs.count))
+            for (k, t, v) in kvs {
+                d.append(Builder.string(k))
+                d.append(le: t)
+                d.append(v)
+            }
+            for t in tensors {
+                d.append(Builder.string(t.name))
+                d.append(le: UInt32(t.dims.count))
+                for x in t.dims { d.append(le: x) }
+                d.append(le: t.type)
+                d.append(le: t.offset)
+            }
+            d.append(Data(count: (32 - d.count % 32) % 32))
+            d.append(Data(count: dataBytes))
+            return d
+        }
+    }
+
+    func check(_ b: Builder, file: StaticString = #filePath, line: UInt = #line, _ matches: (ModelError) -> Bool) throws {
+        let url = dir.appendingPathComponent("m-\(UUID().uuidString).gguf")
+        try b.build().write(to: url)
+        do {
+            _ = try ModelLoader.load(path: url.path)
+            XCTFail("loaded a malformed file", file: file, line: line)
+        } catch let e as ModelError {
+            XCTAssertTrue(matches(e), "unexpected error \(e)", file: file, line: line)
+            XCTAssertTrue(e.description.contains(url.path), "names the file: \(e)", file: file, line: line)
+        }
+    }
+
+    func testValidFileParses() throws {
+        let url = dir.appendingPathComponent("ok.gguf")
+        try Builder().build().write(to: url)
+        let f = try GGUFFile(path: url.path)
+        XCTAssertEqual(f.tensors.count, 1)
+        XCTAssertEqual(f.metadata["general.architecture"], .string("llama"))
+    }
+
+    func testHeaderErrors() throws {
+        var b = Builder(); b.version = 7
+        try check(b) { if case .unsupportedVersion(_, 7) = $0 { return true } else { return false } }
+        b = Builder(); b.tensorCount = 1 << 40
+        try check(b) { if case .invalidField(_, "tensor_count", _) = $0 { return true } else { return false } }
+        b = Builder(); b.kvCount = UInt64.max
+        try check(b) { if case .invalidField(_, "metadata_kv_count", _) = $0 { return true } else { return false } }
+        b = Builder(); b.kvCount = 40  // more keys than the file holds
+        try check(b) { if case .truncated = $0 { return true }; if case .invalidField = $0 { return true }; return false }
+    }
+
+    func testMetadataErrors() throws {
+        var b = Builder(); b.kvs.append(("x", 8, Builder.string("abc", length: 1 << 50)))
+        try check(b) { if case .invalidField(_, "x", let r) = $0 { return r.contains("past the end") } else { return false } }
+        b = Builder(); b.kvs.append(("y", 99, Data([1, 2, 3, 4])))
+        try check(b) { if case .invalidField(_, "y", let r) = $0 { return r.contains("unknown value type") } else { return false } }
+        var arr = Data(); arr.append(le: UInt32(4)); arr.append(le: UInt64(1) << 60)
+        b = Builder(); b.kvs.append(("z", 9, arr))
+        try check(b) { if case .invalidField(_, "z", let r) = $0 { return r.contains("array count") } else { return false } }
+        var nested = Data(); nested.append(le: UInt32(9))
+        nested.append(le: UInt64(1)); nested.append(le: UInt32(9)); nested.append(le: UInt64(1)); nested.append(le: UInt32(9)); nested.append(le: UInt64(1))
+        b = Builder(); b.kvs.append(("n", 9, nested))
+        try check(b) { if case .invalidField(_, "n", _) = $0 { return true } else { return false } }
+        b = Builder(); b.kvs = [("general.architecture", 8, Builder.string("gpt-neox"))]
+        try check(b) { if case .invalidField(_, "general.architecture", _) = $0 { return true } else { return false } }
+    }
+
+    func testTensorErrors() throws {
+        var b = Builder(); b.tensors[0].type = 77
+        try check(b) { if case .unsupportedDType(_, "t", _) = $0 { return true } else { return false } }
+        b = Builder(); b.tensors[0].offset = 1 << 40
+        try check(b) { if case .invalidTensor(_, "t", let r) = $0 { return r.contains("past the end") } else { return false } }
+        b = Builder(); b.tensors[0].offset = 4
+        try check(b) { if case .invalidTensor(_, "t", let r) = $0 { return r.contains("aligned") } else { return false } }
+        b = Builder(); b.tensors.append(("u", [32], 0, 128)); b.tensors[0].dims = [32, 2]
+        b.tensors.append(("v", [32], 0, 0))
+        try check(b) { if case .invalidTensor(_, _, let r) = $0 { return r.contains("overlaps") } else { return false } }
+        b = Builder(); b.tensors[0].dims = [1 << 30, 1 << 30, 1 << 30]
+        try check(b) { if case .invalidTensor(_, "t", _) = $0 { return true } else { return false } }
+        b = Builder(); b.tensors[0].dims = [1, 2, 3, 4, 5]
+        try check(b) { if case .invalidTensor(_, "t", let r) = $0 { return r.contains("dimensions") } else { return false } }
+        b = Builder(); b.tensors[0] = ("t", [48, 2], 2, 0)  // Q4_0 rows must be whole blocks of 32
+        try check(b) { if case .invalidTensor(_, "t", let r) = $0 { return r.contains("block") } else { return false } }
+        b = Builder(); b.tensors.append(("t", [32], 0, 128))
+        try check(b) { if case .invalidTensor(_, "t", let r) = $0 { return r.contains("twice") } else { return false } }
+    }
+
+    func testModelLevelErrors() throws {
+        // A llama file without its tensors names the first one it misses.
+        var b = Builder()
+        b.kvs += [("llama.embedding_length", 4, le(UInt32(32))), ("llama.attention.head_count", 4, le(UInt32(4))),
+                  ("llama.block_count", 4, le(UInt32(1))), ("llama.feed_forward_length", 4, le(UInt32(64)))]
+        b.tensors = [("token_embd.weight", [32, 10], 0, 0)]
+        b.dataBytes = 2048
+        try check(b) { if case .missingTensor(_, "blk.0.attn_norm.weight") = $0 { return true } else { return false } }
+        b.kvs[1] = ("llama.embedding_length", 4, le(UInt32(0)))
+        try check(b) { if case .invalidField(_, "llama.embedding_length", _) = $0 { return true } else { return false } }
+        b.kvs[1] = ("llama.embedding_length", 8, Builder.string("wide"))
+        try check(b) { if case .invalidField(_, "llama.embedding_length", _) = $0 { return true } else { return false } }
+    }
+
+    func le(_ v: UInt32) -> Data { var d = Data(); d.append(le: v); return d }
+
+    /// Random corruptions of a valid file never crash the reader.
+    func testRandomCorruptionNeverCrashes() throws {
+        let good = Builder().build()
+        var rng = SplitMix64(seed: 77)
+        for i in 0..<400 {
+            var d = good
+            for _ in 0..<(1 + Int(rng.next() % 4)) {
+                let at = Int(rng.next() % UInt64(min(d.count, 160)))
+                d[at] = UInt8(truncatingIfNeeded: rng.next())
+            }
+            if i % 7 == 0 { d = d.prefix(Int(rng.next() % UInt64(d.count))) }
+            let url = dir.appendingPathComponent("fuzz.gguf")
+            try d.write(to: url)
+            _ = try? ModelLoader.load(path: url.path)
+        }
+    }
+}
+
+extension Data {
+    mutating func append<T: FixedWidthInteger>(le v: T) {
+        Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) }
+    }
+}
