@@ -17,6 +17,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         // System libraries.
@@ -47,7 +48,7 @@ let package = Package(
         // Layer 5: suites, metrics, reports.
         .target(
             name: "QBRunner",
-            dependencies: ["QBGeneration", "CTCMalloc"],
+            dependencies: ["QBGeneration", "CTCMalloc", .product(name: "Yams", package: "Yams")],
             swiftSettings: nativeSwift),
 
         // Layer 6: the command line.
@@ -65,6 +66,7 @@ let package = Package(
         .testTarget(name: "QBTextTests", dependencies: ["QBText"], exclude: ["oracles"], swiftSettings: nativeSwift),
         .testTarget(
             name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner"], swiftSettings: nativeSwift),
+        .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner"], swiftSettings: nativeSwift),
         .testTarget(name: "CLITests", dependencies: ["quantbench"], swiftSettings: nativeSwift),
         .testTarget(
             name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner"], exclude: ["oracles"],

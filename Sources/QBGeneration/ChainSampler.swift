@@ -81,8 +81,9 @@ public struct ChainSampler: TokenSampler {
         let n = l.count
         let top = Self.argmax(UnsafeBufferPointer(l))
         let maxLogit = l[top]
-        // Everything banned: nothing to draw from; the lowest id is as good as any.
-        guard maxLogit > -.infinity else { return TokenID(top) }
+        // Everything banned (or an infinite logit, which would make every weight NaN):
+        // there is no distribution to draw from, and the first maximum is as good as any.
+        guard maxLogit.isFinite else { return TokenID(top) }
         let p = parameters
         let topK = p.topK > 0 ? min(p.topK, n) : n
         let minPThreshold: Float = p.minP > 0 ? maxLogit + Float(log(p.minP)) : -.infinity
