@@ -1,9 +1,13 @@
 // A persistent worker pool. Decode runs ~100 parallel sections per token, so waking
 // threads through the kernel each time would cost more than the work: workers spin
-// briefly on a generation counter, then sleep on a condition variable.
+// briefly on a generation counter, then yield, then sleep on a condition variable.
+// Every wait yields the core after a short spin, so that when the machine is
+// oversubscribed (a build, a second process) a waiting thread hands its core to the
+// thread it is waiting for instead of burning its time slice.
 #include "qb_pool.h"
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sched.h>
 #include <stdlib.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -46,7 +50,9 @@ static void *qb_worker(void *raw) {
         uint64_t gen;
         int spins = 0;
         while ((gen = atomic_load_explicit(&p->generation, memory_order_acquire)) == seen) {
-            if (++spins < 20000) { qb_relax(); continue; }
+            ++spins;
+            if (spins < 4000) { qb_relax(); continue; }
+            if (spins < 4200) { sched_yield(); continue; }
             pthread_mutex_lock(&p->mutex);
             while ((gen = atomic_load_explicit(&p->generation, memory_order_acquire)) == seen &&
                    !atomic_load(&p->stop))
@@ -112,5 +118,7 @@ void qb_pool_run(qb_pool *p, qb_task_fn fn, void *ctx, int64_t n, int64_t grain)
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mutex);
     qb_drain(p, 0);
-    while (atomic_load_explicit(&p->busy, memory_order_acquire) != 0) qb_relax();
+    for (int spins = 0; atomic_load_explicit(&p->busy, memory_order_acquire) != 0; spins++) {
+        if (spins < 2000) qb_relax(); else sched_yield();
+    }
 }

@@ -138,7 +138,7 @@ public actor GenerationSession {
     public func fork(pool: ThreadPool? = nil) throws -> GenerationSession {
         let forkPool = pool ?? ThreadPool(threads: state.pool.threadCount)
         let forkState = model.makeState(contextLength: contextLength, pool: forkPool, maxBatch: state.maxBatch)
-        try KVCachePrefixCopy.fill(forkState, from: state, tokens: cached, model: model)
+        try forkState.cache.copyPrefix(from: state.cache, count: cached.count)
         return GenerationSession(model: model, tokenizer: tokenizer, state: forkState, cached: cached)
     }
 

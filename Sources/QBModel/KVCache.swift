@@ -30,6 +30,24 @@ public final class KVCache: @unchecked Sendable {
         storage.pointer + ((layer * 2 + 1) * kvHeads + head) * capacity * headDim
     }
 
+    /// Makes this cache hold `source`'s first `count` positions (a fork of a conversation
+    /// at an earlier turn starts from the shared prefix without recomputing it).
+    public func copyPrefix(from source: KVCache, count: Int) throws {
+        guard source.layers == layers, source.kvHeads == kvHeads, source.headDim == headDim else {
+            throw ModelError.invalidField(path: "KV cache", field: "shape", reason: "caches of different models")
+        }
+        guard count >= 0, count <= source.length, count <= capacity else {
+            throw ModelError.contextFull(needed: count, capacity: min(capacity, source.length))
+        }
+        for l in 0..<layers {
+            for h in 0..<kvHeads {
+                keys(layer: l, head: h).update(from: source.keys(layer: l, head: h), count: count * headDim)
+                values(layer: l, head: h).update(from: source.values(layer: l, head: h), count: count * headDim)
+            }
+        }
+        length = count
+    }
+
     /// Forgets every position from `length` on (a later turn or fork re-extends from there).
     public func truncate(to newLength: Int) {
         length = max(0, min(length, newLength))

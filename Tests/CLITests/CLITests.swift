@@ -93,5 +93,15 @@ final class CLITests: XCTestCase {
         ])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stdout, (greedy["expected_stdout"] as! String) + "\n")
+
+        // A sampled case: llama2.c's own RNG and top-p procedure, from the command line.
+        let sampled = (cases["cases"] as! [[String: Any]]).first { ($0["top_p"] as? Double) == 0.95 && ($0["prompt"] as? String) == "" }!
+        let s = try quantbench([
+            "generate", "--model", dir.appendingPathComponent("stories260K.bin").path,
+            "--tokenizer", dir.appendingPathComponent("tok512.bin").path, "--max-tokens", "200",
+            "--sampler", "llama2c", "--temperature", "1", "--top-p", "0.95", "--seed", "42",
+        ])
+        XCTAssertEqual(s.status, 0, s.stderr)
+        XCTAssertEqual(s.stdout, (sampled["expected_stdout"] as! String) + "\n")
     }
 }
