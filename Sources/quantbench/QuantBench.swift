@@ -5,5 +5,5 @@ struct QuantBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quantbench",
         abstract: "A quantized LLM inference engine and the harness that measures it.",
-        subcommands: [Generate.self, Inspect.self, MakeModel.self, Quantize.self])
+        subcommands: [Generate.self, Inspect.self, MakeModel.self, Quantize.self, RooflineCommand.self])
 }

@@ -1,0 +1,73 @@
+// Ceiling measurements. Each kernel keeps many independent dependency chains in flight
+// so it is limited by the execution units (or memory), not by instruction latency.
+#include "qb_roofline.h"
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+uint64_t qb_read_bandwidth_kernel(const void *p, int64_t bytes) {
+#if defined(__AVX2__)
+    const __m256i *v = (const __m256i *)p;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (int64_t i = 0; i < bytes / 32; i += 8) {
+        a0 = _mm256_xor_si256(a0, _mm256_load_si256(v + i + 0));
+        a1 = _mm256_xor_si256(a1, _mm256_load_si256(v + i + 1));
+        a2 = _mm256_xor_si256(a2, _mm256_load_si256(v + i + 2));
+        a3 = _mm256_xor_si256(a3, _mm256_load_si256(v + i + 3));
+        a4 = _mm256_xor_si256(a4, _mm256_load_si256(v + i + 4));
+        a5 = _mm256_xor_si256(a5, _mm256_load_si256(v + i + 5));
+        a6 = _mm256_xor_si256(a6, _mm256_load_si256(v + i + 6));
+        a7 = _mm256_xor_si256(a7, _mm256_load_si256(v + i + 7));
+    }
+    a0 = _mm256_xor_si256(_mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3)),
+                          _mm256_xor_si256(_mm256_xor_si256(a4, a5), _mm256_xor_si256(a6, a7)));
+    return (uint64_t)_mm256_extract_epi64(a0, 0) ^ (uint64_t)_mm256_extract_epi64(a0, 3);
+#else
+    const uint64_t *v = (const uint64_t *)p;
+    uint64_t s = 0;
+    for (int64_t i = 0; i < bytes / 8; i++) s ^= v[i];
+    return s;
+#endif
+}
+
+double qb_fma_peak_kernel(int64_t iterations, float *sink) {
+#if defined(__AVX2__)
+    __m256 m = _mm256_set1_ps(0.999999f), c = _mm256_set1_ps(1e-7f);
+    __m256 a[12];
+    for (int k = 0; k < 12; k++) a[k] = _mm256_set1_ps((float)k);
+    for (int64_t i = 0; i < iterations; i++)
+        for (int k = 0; k < 12; k++) a[k] = _mm256_fmadd_ps(a[k], m, c);
+    __m256 s = a[0];
+    for (int k = 1; k < 12; k++) s = _mm256_add_ps(s, a[k]);
+    _mm256_storeu_ps(sink, s);
+    return (double)iterations * 12 * 8 * 2;
+#else
+    float a[8] = {0};
+    for (int64_t i = 0; i < iterations; i++)
+        for (int k = 0; k < 8; k++) a[k] = a[k] * 0.999999f + 1e-7f;
+    for (int k = 0; k < 8; k++) sink[k] = a[k];
+    return (double)iterations * 8 * 2;
+#endif
+}
+
+double qb_int8_peak_kernel(int64_t iterations, int32_t *sink) {
+#if defined(__AVX2__)
+    // Each chain feeds its own accumulator back in as the unsigned operand, so nothing
+    // is loop-invariant and the compiler cannot hoist the products.
+    __m256i y = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+    __m256i a[12];
+    for (int k = 0; k < 12; k++) a[k] = _mm256_set1_epi32(k);
+    for (int64_t i = 0; i < iterations; i++)
+        for (int k = 0; k < 12; k++)
+            a[k] = _mm256_add_epi32(a[k], _mm256_madd_epi16(_mm256_maddubs_epi16(a[k], y), ones));
+    __m256i s = a[0];
+    for (int k = 1; k < 12; k++) s = _mm256_add_epi32(s, a[k]);
+    _mm256_storeu_si256((__m256i *)sink, s);
+    return (double)iterations * 12 * 32 * 2;
+#else
+    int32_t a = 0;
+    for (int64_t i = 0; i < iterations; i++) a += 3 * -2 * 32;
+    sink[0] = a;
+    return (double)iterations * 32 * 2;
+#endif
+}

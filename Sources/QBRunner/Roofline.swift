@@ -1,0 +1,138 @@
+import CQBKernels
+import Foundation
+import QBKernels
+import QBModel
+
+/// This machine's ceilings, measured: read bandwidth from memory (one thread and all
+/// threads), fp32 FMA throughput and int8 dot-product throughput. Bench results are
+/// reported as fractions of them: decode against bandwidth (it streams every weight once
+/// per token), prefill against arithmetic.
+public struct Roofline: Codable, Sendable {
+    public static let schemaVersion = 1
+    public var schemaVersion = Roofline.schemaVersion
+    public var threads: Int
+    /// GB/s (10^9 bytes) reading a buffer far larger than the caches.
+    public var readBandwidthOneThread: Double
+    public var readBandwidthAllThreads: Double
+    /// GFLOP/s (an FMA counts two).
+    public var fp32GflopsOneThread: Double
+    public var fp32GflopsAllThreads: Double
+    /// GOP/s of int8 multiply-accumulates (each counts two).
+    public var int8GopsOneThread: Double
+    public var int8GopsAllThreads: Double
+    public var cpu: String
+    public var measuredAt: Date
+
+    /// Measures, taking the median of `repetitions` runs of each probe.
+    public static func measure(pool: ThreadPool, bufferBytes: Int = 1 << 30, repetitions: Int = 5) -> Roofline {
+        let threads = pool.threadCount
+        let bytes = bufferBytes / (256 * threads) * 256 * threads
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 4096)
+        defer { buffer.deallocate() }
+        // Touch every page so the probe reads memory, not page faults.
+        memset(buffer, 1, bytes)
+        let sink = UnsafeMutablePointer<UInt64>.allocate(capacity: 64)
+        defer { sink.deallocate() }
+
+        func bandwidth(threads n: Int) -> Double {
+            let share = bytes / n
+            return median((0..<repetitions).map { _ in
+                let t0 = Date()
+                pool.parallelFor(n) { range, _ in
+                    for i in range { sink[i * 8] = qb_read_bandwidth_kernel(buffer + i * share, Int64(share)) }
+                }
+                return Double(share * n) / Date().timeIntervalSince(t0) / 1e9
+            })
+        }
+        let fsink = UnsafeMutablePointer<Float>.allocate(capacity: 8 * 64)
+        let isink = UnsafeMutablePointer<Int32>.allocate(capacity: 8 * 64)
+        defer { fsink.deallocate(); isink.deallocate() }
+        func compute(threads n: Int, _ kernel: (Int, Int64) -> Double) -> Double {
+            let iterations: Int64 = 20_000_000
+            return median((0..<repetitions).map { _ in
+                let t0 = Date()
+                var ops = [Double](repeating: 0, count: n)
+                ops.withUnsafeMutableBufferPointer { o in
+                    let p = o.baseAddress!
+                    pool.parallelFor(n) { range, _ in for i in range { p[i] = kernel(i, iterations) } }
+                }
+                return ops.reduce(0, +) / Date().timeIntervalSince(t0) / 1e9
+            })
+        }
+        let fma: (Int, Int64) -> Double = { i, n in qb_fma_peak_kernel(n, fsink + 8 * i) }
+        let int8: (Int, Int64) -> Double = { i, n in qb_int8_peak_kernel(n, isink + 8 * i) }
+        return Roofline(
+            threads: threads,
+            readBandwidthOneThread: bandwidth(threads: 1), readBandwidthAllThreads: bandwidth(threads: threads),
+            fp32GflopsOneThread: compute(threads: 1, fma), fp32GflopsAllThreads: compute(threads: threads, fma),
+            int8GopsOneThread: compute(threads: 1, int8), int8GopsAllThreads: compute(threads: threads, int8),
+            cpu: CPUInfo.modelName, measuredAt: Date())
+    }
+
+    static func median(_ v: [Double]) -> Double {
+        let s = v.sorted()
+        return s.isEmpty ? 0 : (s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2)
+    }
+
+    /// Where measurements are kept between runs: `$XDG_CACHE_HOME/quantbench/roofline.json`.
+    public static var storeURL: URL {
+        DefaultModel.directory.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("roofline.json")
+    }
+
+    /// The stored measurement for this thread count, if any.
+    public static func stored(threads: Int) -> Roofline? {
+        guard let data = try? Data(contentsOf: storeURL),
+              let all = try? JSONDecoder.iso8601.decode([Roofline].self, from: data) else { return nil }
+        return all.last { $0.threads == threads && $0.schemaVersion == schemaVersion }
+    }
+
+    /// Adds (or replaces) this measurement in the store, atomically.
+    public func store() throws {
+        var all = (try? JSONDecoder.iso8601.decode([Roofline].self, from: Data(contentsOf: Self.storeURL))) ?? []
+        all.removeAll { $0.threads == threads }
+        all.append(self)
+        try FileManager.default.createDirectory(at: Self.storeURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try AtomicFile.write(try JSONEncoder.iso8601.encode(all), to: Self.storeURL)
+    }
+
+    public var table: String {
+        """
+        | ceiling | 1 thread | \(threads) threads |
+        |---|---|---|
+        | read bandwidth (GB/s) | \(String(format: "%.1f", readBandwidthOneThread)) | \(String(format: "%.1f", readBandwidthAllThreads)) |
+        | fp32 FMA (GFLOP/s) | \(String(format: "%.1f", fp32GflopsOneThread)) | \(String(format: "%.1f", fp32GflopsAllThreads)) |
+        | int8 dot (GOP/s) | \(String(format: "%.1f", int8GopsOneThread)) | \(String(format: "%.1f", int8GopsAllThreads)) |
+        """
+    }
+}
+
+/// The CPU as /proc/cpuinfo names it.
+public enum CPUInfo {
+    public static var modelName: String { field("model name") ?? "unknown" }
+    public static var flags: [String] { (field("flags") ?? "").split(separator: " ").map(String.init) }
+
+    static func field(_ name: String) -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(name) {
+            if let colon = line.firstIndex(of: ":") { return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
+    }
+}
+
+extension JSONEncoder {
+    static var iso8601: JSONEncoder {
+        let e = JSONEncoder()
+        e.dateEncodingStrategy = .iso8601
+        e.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return e
+    }
+}
+
+extension JSONDecoder {
+    static var iso8601: JSONDecoder {
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        return d
+    }
+}
