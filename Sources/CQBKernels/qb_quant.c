@@ -490,10 +490,41 @@ static float dot_iq4_xs(const block_iq4_xs *w, const qb_q8a *a, int64_t nb) {
     return s;
 }
 
+#if defined(__AVX2__)
+// Two Q4_0 rows against the same activations: the nibbles are used unsigned (0..15) and
+// the -8 offset is taken out afterwards with the activations' block sums, which saves the
+// sign juggling a signed product needs; sharing each activation load between two rows
+// halves the activation traffic.
+static void q4_0_two_rows(const block_q4_0 *w0, const block_q4_0 *w1, const qb_q8a *a, int64_t nb, float *y0, float *y1) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    float off0 = 0, off1 = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)a[i].qs);
+        float d0 = h2f(w0[i].d), d1 = h2f(w1[i].d), dx = a[i].d;
+        __m256 p0 = _mm256_cvtepi32_ps(dot_u8(nibbles_lo_hi(w0[i].qs), x));
+        __m256 p1 = _mm256_cvtepi32_ps(dot_u8(nibbles_lo_hi(w1[i].qs), x));
+        acc0 = _mm256_fmadd_ps(p0, _mm256_set1_ps(d0 * dx), acc0);
+        acc1 = _mm256_fmadd_ps(p1, _mm256_set1_ps(d1 * dx), acc1);
+        off0 += d0 * a[i].s;
+        off1 += d1 * a[i].s;
+    }
+    *y0 = hsum_ps(acc0) - 8 * off0;
+    *y1 = hsum_ps(acc1) - 8 * off1;
+}
+#endif
+
 void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
     int64_t bs = qb_block_size(type), bb = qb_block_bytes(type);
     if (bs <= 1) return;
     int64_t nb = cols / bs, row_bytes = nb * bb;
+#if defined(__AVX2__)
+    if (type == QB_Q4_0) {
+        for (; r0 + 1 < r1; r0 += 2) {
+            const block_q4_0 *a = (const block_q4_0 *)((const uint8_t *)w + r0 * row_bytes);
+            q4_0_two_rows(a, a + nb, x, nb, y + r0, y + r0 + 1);
+        }
+    }
+#endif
     for (int64_t r = r0; r < r1; r++) {
         const void *row = (const uint8_t *)w + r * row_bytes;
         float v = 0;
@@ -533,6 +564,50 @@ void qb_dequantize_row_mlx(int32_t bits, int64_t group, const uint32_t *q, const
         dst[i] = sc * (float)v + b;
     }
 }
+
+#if defined(__AVX2__)
+// MLX 4-bit bytes hold (even, odd) value pairs: the activations are regrouped the same way
+// once per product (all even positions of a block, then all odd ones), not once per row.
+static const qb_q8a *mlx4_shuffle(const qb_q8a *x, int64_t blocks, qb_q8a *out) {
+    const __m256i evens_odds = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                                0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    for (int64_t b = 0; b < blocks; b++) {
+        __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)x[b].qs), evens_odds);
+        _mm256_storeu_si256((__m256i *)out[b].qs, _mm256_permute4x64_epi64(v, 0xD8));
+        out[b].d = x[b].d;
+        out[b].s = x[b].s;
+    }
+    return out;
+}
+
+static float mlx_row_avx2(int32_t bits, int64_t group, const uint8_t *row, const void *scales, const void *biases,
+                          int32_t sdtype, int64_t srow, const qb_q8a *a, const float *asum, int64_t groups) {
+    __m256 acc = _mm256_setzero_ps();
+    float bias_acc = 0;
+    int64_t blocks = group / 32;
+    for (int64_t g = 0; g < groups; g++) {
+        float sc = load_scale(scales, sdtype, srow + g), bi = load_scale(biases, sdtype, srow + g);
+        bias_acc += (bits == 8 ? bi + 128.0f * sc : bi) * asum[g];
+        for (int64_t b = 0; b < blocks; b++) {
+            const qb_q8a *ab = a + g * blocks + b;
+            __m256i x = _mm256_loadu_si256((const __m256i *)ab->qs);
+            __m256i p;
+            if (bits == 4) {
+                __m128i t = _mm_loadu_si128((const __m128i *)(row + (g * blocks + b) * 16));
+                __m128i lo = _mm_and_si128(t, _mm_set1_epi8(0x0F));
+                __m128i hi = _mm_and_si128(_mm_srli_epi16(t, 4), _mm_set1_epi8(0x0F));
+                p = dot_u8(_mm256_set_m128i(hi, lo), x);
+            } else {
+                __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(row + (g * blocks + b) * 32)),
+                                             _mm256_set1_epi8((char)0x80));
+                p = dot_s8(w, x);
+            }
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(sc * ab->d), acc);
+        }
+    }
+    return hsum_ps(acc) + bias_acc;
+}
+#endif
 
 // Sum over one group of q * a (integer, per 32-value block scaled by the block's d).
 static float mlx_group_dot(int32_t bits, const uint8_t *qb, const qb_q8a *a, int64_t blocks) {
@@ -579,6 +654,22 @@ void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *s
     int64_t groups = cols / group, words = cols * bits / 32, blocks = group / 32;
     int64_t group_bytes = group * bits / 8;
     float offset = bits == 8 ? 128.0f : 0.0f;
+#if defined(__AVX2__)
+    if (groups <= 4096) {
+        // Per-group activation sums and (4-bit) regrouped activations, once per call.
+        float asum[4096];
+        qb_q8a shuffled[bits == 4 ? cols / 32 : 1];
+        for (int64_t g = 0; g < groups; g++) {
+            float t = 0;
+            for (int64_t k = 0; k < blocks; k++) t += x[g * blocks + k].s;
+            asum[g] = t;
+        }
+        const qb_q8a *xa = bits == 4 ? mlx4_shuffle(x, cols / 32, shuffled) : x;
+        for (int64_t r = r0; r < r1; r++)
+            y[r] = mlx_row_avx2(bits, group, (const uint8_t *)(w + r * words), scales, biases, sdtype, r * groups, xa, asum, groups);
+        return;
+    }
+#endif
     for (int64_t r = r0; r < r1; r++) {
         const uint8_t *row = (const uint8_t *)(w + r * words);
         float v = 0;
