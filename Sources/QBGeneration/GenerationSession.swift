@@ -44,7 +44,7 @@ public actor GenerationSession {
     /// `maxBatch` bounds the positions one forward chunk processes (and the activation
     /// memory); cancellation during prefill is polled per layer of each chunk.
     public init(
-        model: LlamaModel, tokenizer: any Tokenizer, contextLength: Int, pool: ThreadPool, maxBatch: Int = 256
+        model: LlamaModel, tokenizer: any Tokenizer, contextLength: Int, pool: ThreadPool, maxBatch: Int = 512
     ) throws {
         guard contextLength >= 1, contextLength <= model.config.contextLength else {
             throw GenerationError.invalidContextLength(requested: contextLength, modelMaximum: model.config.contextLength)

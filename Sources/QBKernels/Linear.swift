@@ -5,7 +5,9 @@ import CQBKernels
 public enum Linear {
     /// Rows per task when splitting a product over threads. Fixed (never derived from the
     /// thread count) so each output element is computed the same way at any thread count.
-    static let rowTile = 64
+    /// Large enough that OpenBLAS's packing of the activations (once per call) is amortised
+    /// over many weight rows.
+    static let rowTile = 256
 
     /// y = W x for one activation vector (decode). `x` has `w.cols` floats, `y` `w.rows`.
     ///

@@ -35,7 +35,10 @@ public final class LlamaModel: Sendable {
     }
 
     /// A fresh state (KV cache and activations) for a context of `contextLength` positions.
-    public func makeState(contextLength: Int, pool: ThreadPool, maxBatch: Int = 256) -> InferenceState {
+    /// `maxBatch` bounds the positions one forward step processes at once (prefill chunks):
+    /// larger chunks dequantize each weight tile fewer times; the activations cost
+    /// `maxBatch` x (4 x hidden + 2 x ffn) floats.
+    public func makeState(contextLength: Int, pool: ThreadPool, maxBatch: Int = 512) -> InferenceState {
         InferenceState(config: config, contextLength: contextLength, maxBatch: maxBatch, pool: pool)
     }
 
@@ -204,7 +207,8 @@ public final class InferenceState: @unchecked Sendable {
 
     init(config c: LlamaConfig, contextLength: Int, maxBatch: Int, pool: ThreadPool) {
         self.pool = pool
-        self.maxBatch = max(1, maxBatch)
+        // A chunk never needs more positions than the context holds.
+        self.maxBatch = max(1, min(maxBatch, contextLength))
         let b = self.maxBatch
         cache = KVCache(layers: c.numHiddenLayers, kvHeads: c.kvHeads, headDim: c.headDimension, capacity: contextLength)
         x = FloatBuffer(count: b * c.hiddenSize)
