@@ -8,6 +8,9 @@ public enum ModelReport {
         var lines: [String] = []
         lines.append("model: \(model.source.path)")
         lines.append("format: \(model.source.format.rawValue)")
+        if let q = model.source.quantization {
+            lines.append("quantized at load: \(q) (matrices whose width does not fit fall back; the mix is below)")
+        }
         lines.append("architecture: llama")
         lines.append("  hidden \(c.hiddenSize), layers \(c.numHiddenLayers), heads \(c.numAttentionHeads), kv heads \(c.kvHeads), head dim \(c.headDimension)")
         lines.append("  ffn \(c.intermediateSize), vocab \(c.vocabSize), context \(c.contextLength), rms eps \(c.eps)")
