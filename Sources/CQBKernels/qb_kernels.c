@@ -114,3 +114,73 @@ void qb_attention_head(const float *q, const float *k, const float *v, int64_t n
     for (int64_t d = 0; d < hd; d++) out[d] = 0;
     for (int64_t j = 0; j < n; j++) qb_axpy_f32(scores[j], v + j * hd, out, hd);
 }
+
+// ---------------------------------------------------------------------------------------
+// Narrow KV caches. Keys are widened while dotted with the query; values while
+// accumulated: each cached value is read once per step, so the cache's bytes, not the
+// conversion, bound the cost at depth.
+
+#include "qb_quant.h"
+
+void qb_store_kv_f16(const float *src, uint16_t *dst, int64_t hd) { qb_f32_to_f16(src, dst, hd); }
+
+void qb_store_kv_q8_0(const float *src, void *dst, int64_t hd) { qb_quantize_row(QB_Q8_0, src, dst, hd); }
+
+static float dot_f16_f32(const uint16_t *a, const float *b, int64_t n) {
+    QB_REASSOC
+    const _Float16 *h = (const _Float16 *)a;
+    float s = 0;
+    QB_UNROLL
+    for (int64_t i = 0; i < n; i++) s += (float)h[i] * b[i];
+    return s;
+}
+
+static void axpy_f16(float a, const uint16_t *x, float *y, int64_t n) {
+    const _Float16 *h = (const _Float16 *)x;
+    for (int64_t i = 0; i < n; i++) y[i] += a * (float)h[i];
+}
+
+void qb_attention_head_f16(const float *q, const uint16_t *k, const uint16_t *v, int64_t n, int64_t hd,
+                           float scale, float *scores, float *out) {
+    for (int64_t j = 0; j < n; j++) scores[j] = dot_f16_f32(k + j * hd, q, hd) * scale;
+    qb_softmax(scores, n);
+    for (int64_t d = 0; d < hd; d++) out[d] = 0;
+    for (int64_t j = 0; j < n; j++) axpy_f16(scores[j], v + j * hd, out, hd);
+}
+
+// A Q8_0 block: f16 scale then 32 int8 (34 bytes).
+static float dot_q8_0_f32(const uint8_t *blocks, const float *b, int64_t n) {
+    float s = 0;
+    for (int64_t i = 0; i < n / 32; i++, blocks += 34) {
+        _Float16 d;
+        memcpy(&d, blocks, 2);
+        const int8_t *qs = (const int8_t *)(blocks + 2);
+        float t = 0;
+        {
+            QB_REASSOC
+            QB_UNROLL
+            for (int j = 0; j < 32; j++) t += (float)qs[j] * b[i * 32 + j];
+        }
+        s += (float)d * t;
+    }
+    return s;
+}
+
+static void axpy_q8_0(float a, const uint8_t *blocks, float *y, int64_t n) {
+    for (int64_t i = 0; i < n / 32; i++, blocks += 34) {
+        _Float16 d;
+        memcpy(&d, blocks, 2);
+        const int8_t *qs = (const int8_t *)(blocks + 2);
+        float ad = a * (float)d;
+        for (int j = 0; j < 32; j++) y[i * 32 + j] += ad * (float)qs[j];
+    }
+}
+
+void qb_attention_head_q8_0(const float *q, const void *k, const void *v, int64_t n, int64_t hd,
+                            float scale, float *scores, float *out) {
+    int64_t row = hd / 32 * 34;
+    for (int64_t j = 0; j < n; j++) scores[j] = dot_q8_0_f32((const uint8_t *)k + j * row, q, hd) * scale;
+    qb_softmax(scores, n);
+    for (int64_t d = 0; d < hd; d++) out[d] = 0;
+    for (int64_t j = 0; j < n; j++) axpy_q8_0(scores[j], (const uint8_t *)v + j * row, out, hd);
+}

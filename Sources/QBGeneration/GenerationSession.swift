@@ -44,7 +44,8 @@ public actor GenerationSession {
     /// `maxBatch` bounds the positions one forward chunk processes (and the activation
     /// memory); cancellation during prefill is polled per layer of each chunk.
     public init(
-        model: LlamaModel, tokenizer: any Tokenizer, contextLength: Int, pool: ThreadPool, maxBatch: Int = 512
+        model: LlamaModel, tokenizer: any Tokenizer, contextLength: Int, pool: ThreadPool, maxBatch: Int = 512,
+        kvType: KVCacheType = .f16
     ) throws {
         guard contextLength >= 1, contextLength <= model.config.contextLength else {
             throw GenerationError.invalidContextLength(requested: contextLength, modelMaximum: model.config.contextLength)
@@ -52,7 +53,7 @@ public actor GenerationSession {
         self.model = model
         self.tokenizer = tokenizer
         self.contextLength = contextLength
-        state = model.makeState(contextLength: contextLength, pool: pool, maxBatch: maxBatch)
+        state = model.makeState(contextLength: contextLength, pool: pool, maxBatch: maxBatch, kvType: kvType)
     }
 
     private init(
@@ -137,7 +138,8 @@ public actor GenerationSession {
     /// as this session's), since two sessions must not share one pool concurrently.
     public func fork(pool: ThreadPool? = nil) throws -> GenerationSession {
         let forkPool = pool ?? ThreadPool(threads: state.pool.threadCount)
-        let forkState = model.makeState(contextLength: contextLength, pool: forkPool, maxBatch: state.maxBatch)
+        let forkState = model.makeState(
+            contextLength: contextLength, pool: forkPool, maxBatch: state.maxBatch, kvType: state.cache.type)
         try forkState.cache.copyPrefix(from: state.cache, count: cached.count)
         return GenerationSession(model: model, tokenizer: tokenizer, state: forkState, cached: cached)
     }
@@ -146,19 +148,8 @@ public actor GenerationSession {
 
     /// The filled positions' keys then values, layer by layer and head by head (for tests
     /// that compare caches bit for bit).
-    func cacheContents() -> [Float] {
-        let c = state.cache
-        let n = c.length * c.headDim
-        var out: [Float] = []
-        out.reserveCapacity(2 * c.layers * c.kvHeads * n)
-        for layer in 0..<c.layers {
-            for head in 0..<c.kvHeads {
-                out.append(contentsOf: UnsafeBufferPointer(start: c.keys(layer: layer, head: head), count: n))
-                out.append(contentsOf: UnsafeBufferPointer(start: c.values(layer: layer, head: head), count: n))
-            }
-        }
-        return out
-    }
+    /// The cached key and value bytes (for comparing caches in tests).
+    func cacheContents() -> [UInt8] { state.cache.contents() }
 
     private func execute(
         _ request: UInt64, _ prompt: Prompt, _ parameters: GenerationParameters, cancelled: () -> Bool,

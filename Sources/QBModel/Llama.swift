@@ -35,11 +35,15 @@ public final class LlamaModel: Sendable {
     }
 
     /// A fresh state (KV cache and activations) for a context of `contextLength` positions.
+    /// A q8_0 cache falls back to f16 when the head dimension is not a multiple of 32.
     /// `maxBatch` bounds the positions one forward step processes at once (prefill chunks):
     /// larger chunks dequantize each weight tile fewer times; the activations cost
     /// `maxBatch` x (4 x hidden + 2 x ffn) floats.
-    public func makeState(contextLength: Int, pool: ThreadPool, maxBatch: Int = 512) -> InferenceState {
-        InferenceState(config: config, contextLength: contextLength, maxBatch: maxBatch, pool: pool)
+    public func makeState(
+        contextLength: Int, pool: ThreadPool, maxBatch: Int = 512, kvType: KVCacheType = .f32
+    ) -> InferenceState {
+        let type = kvType.fits(headDim: config.headDimension) ? kvType : .f16
+        return InferenceState(config: config, contextLength: contextLength, maxBatch: maxBatch, pool: pool, kvType: type)
     }
 
     /// Runs `tokens` through the model at the positions following those already in
@@ -152,10 +156,10 @@ public final class LlamaModel: Sendable {
     ) {
         let hd = config.headDimension, kvDim = config.kvDim
         for h in 0..<config.kvHeads {
-            let kDst = cache.keys(layer: layer, head: h), vDst = cache.values(layer: layer, head: h)
             for t in 0..<count {
-                (kDst + (start + t) * hd).update(from: keys + t * kvDim + h * hd, count: hd)
-                (vDst + (start + t) * hd).update(from: values + t * kvDim + h * hd, count: hd)
+                cache.store(
+                    layer: layer, head: h, position: start + t, key: keys + t * kvDim + h * hd,
+                    value: values + t * kvDim + h * hd)
             }
         }
     }
@@ -173,11 +177,9 @@ public final class LlamaModel: Sendable {
             for item in range {
                 let t = item / heads, h = item % heads
                 let kvh = h / group
-                Ops.attentionHead(
-                    q: s.q.pointer + t * c.qDim + h * hd,
-                    keys: cache.keys(layer: layer, head: kvh), values: cache.values(layer: layer, head: kvh),
-                    count: start + t + 1, headDim: hd, scale: scale, scores: scores,
-                    out: s.att.pointer + t * c.qDim + h * hd)
+                cache.attend(
+                    layer: layer, head: kvh, query: s.q.pointer + t * c.qDim + h * hd, count: start + t + 1,
+                    scale: scale, scores: scores, out: s.att.pointer + t * c.qDim + h * hd)
             }
         }
     }
@@ -205,12 +207,13 @@ public final class InferenceState: @unchecked Sendable {
     public let maxBatch: Int
     let x, xb, q, k, v, att, hb, hb2, cos, sin: FloatBuffer
 
-    init(config c: LlamaConfig, contextLength: Int, maxBatch: Int, pool: ThreadPool) {
+    init(config c: LlamaConfig, contextLength: Int, maxBatch: Int, pool: ThreadPool, kvType: KVCacheType) {
         self.pool = pool
         // A chunk never needs more positions than the context holds.
         self.maxBatch = max(1, min(maxBatch, contextLength))
         let b = self.maxBatch
-        cache = KVCache(layers: c.numHiddenLayers, kvHeads: c.kvHeads, headDim: c.headDimension, capacity: contextLength)
+        cache = KVCache(
+            layers: c.numHiddenLayers, kvHeads: c.kvHeads, headDim: c.headDimension, capacity: contextLength, type: kvType)
         x = FloatBuffer(count: b * c.hiddenSize)
         xb = FloatBuffer(count: b * max(c.hiddenSize, c.qDim))
         q = FloatBuffer(count: b * c.qDim)

@@ -48,7 +48,7 @@ struct Generate: ParsableCommand {
             FileHandle.standardError.write(Data(note.utf8))
         }
 
-        let state = model.makeState(contextLength: contextLength, pool: pool)
+        let state = model.makeState(contextLength: contextLength, pool: pool, kvType: options.kvType)
         let out = FileHandle.standardOutput
         if !json { out.write(Data(prompt.utf8)) }
         var text = ""

@@ -15,6 +15,9 @@ struct ModelOptions: ParsableArguments {
     @Option(help: "Worker threads (default: every core).")
     var threads: Int?
 
+    @Option(name: .customLong("kv-type"), help: "KV cache precision: f32, f16 (default), q8_0 (q8_0 needs a head size that is a multiple of 32; else f16).")
+    var kvType: KVCacheType = .f16
+
     @Option(help: "Convert the weights at load: \(QuantSpec.all.joined(separator: ", ")).")
     var quant: String?
 
@@ -39,3 +42,5 @@ struct ModelOptions: ParsableArguments {
         return ThreadPool(threads: threads ?? ThreadPool.defaultThreadCount)
     }
 }
+
+extension KVCacheType: ExpressibleByArgument {}

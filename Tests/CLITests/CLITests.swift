@@ -99,7 +99,7 @@ final class CLITests: XCTestCase {
         let s = try quantbench([
             "generate", "--model", dir.appendingPathComponent("stories260K.bin").path,
             "--tokenizer", dir.appendingPathComponent("tok512.bin").path, "--max-tokens", "200",
-            "--sampler", "llama2c", "--temperature", "1", "--top-p", "0.95", "--seed", "42",
+            "--sampler", "llama2c", "--temperature", "1", "--top-p", "0.95", "--seed", "42", "--kv-type", "f32",
         ])
         XCTAssertEqual(s.status, 0, s.stderr)
         XCTAssertEqual(s.stdout, (sampled["expected_stdout"] as! String) + "\n")

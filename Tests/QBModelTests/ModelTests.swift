@@ -155,3 +155,39 @@ extension ModelTests {
         XCTAssertEqual(resumed, fresh)
     }
 }
+
+extension ModelTests {
+    /// Narrow caches keep attention close to the f32 cache's: f16 within f16 rounding,
+    /// q8_0 within 8-bit rounding; a q8_0 request on a head size not divisible by 32
+    /// falls back to f16.
+    func testNarrowKVCachesTrackTheF32Cache() throws {
+        let m = try ModelLoader.load(path: try tiny(seed: 12).path)
+        let pool = ThreadPool(threads: 2)
+        let tokens: [Int32] = (0..<40).map { Int32(($0 * 37) % 1024) }
+        func run(_ type: KVCacheType, stepwise: Bool) throws -> [Float] {
+            let s = m.makeState(contextLength: 48, pool: pool, kvType: type)
+            XCTAssertEqual(s.cache.type, type)
+            if !stepwise { return try m.forward(tokens, state: s, logits: .all) }
+            var out: [Float] = []
+            for t in tokens { out += try m.forward([t], state: s, logits: .last) }
+            return out
+        }
+        func rel(_ a: [Float], _ b: [Float]) -> Double {
+            var n = 0.0, d = 0.0
+            for (x, y) in zip(a, b) { n += Double(x - y) * Double(x - y); d += Double(y) * Double(y) }
+            return (n / d).squareRoot()
+        }
+        for stepwise in [false, true] {
+            let f32 = try run(.f32, stepwise: stepwise)
+            let f16 = rel(try run(.f16, stepwise: stepwise), f32), q8 = rel(try run(.q8_0, stepwise: stepwise), f32)
+            XCTAssertGreaterThan(f16, 0)
+            XCTAssertLessThan(f16, 2e-3)
+            XCTAssertLessThan(q8, 2e-2)
+            XCTAssertGreaterThan(q8, f16)
+        }
+        XCTAssertEqual(m.makeState(contextLength: 8, pool: pool, kvType: .f16).cache.byteCount * 2,
+                       m.makeState(contextLength: 8, pool: pool, kvType: .f32).cache.byteCount)
+        let stories = try? ModelLoader.load(path: try fixture("stories260k/stories260K.bin"))
+        if let s = stories { XCTAssertEqual(s.makeState(contextLength: 8, pool: pool, kvType: .q8_0).cache.type, .f16) }
+    }
+}

@@ -36,3 +36,15 @@ void qb_swiglu(float *gate, const float *up, int64_t n);
 void qb_attention_head(const float *q, const float *k, const float *v, int64_t n, int64_t head_dim,
                        float scale, float *scores, float *out);
 #endif
+
+#ifndef QB_KERNELS_KV
+#define QB_KERNELS_KV
+// KV-cache rows of `head_dim` values in f16, or in Q8_0 blocks (GGML layout: f16 scale,
+// 32 int8). Attention over `n` cached positions of one KV head, as qb_attention_head.
+void qb_store_kv_f16(const float *src, uint16_t *dst, int64_t head_dim);
+void qb_store_kv_q8_0(const float *src, void *dst, int64_t head_dim);
+void qb_attention_head_f16(const float *q, const uint16_t *k, const uint16_t *v, int64_t n, int64_t head_dim,
+                           float scale, float *scores, float *out);
+void qb_attention_head_q8_0(const float *q, const void *k, const void *v, int64_t n, int64_t head_dim,
+                            float scale, float *scores, float *out);
+#endif
