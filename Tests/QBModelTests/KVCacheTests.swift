@@ -1,0 +1,37 @@
+import XCTest
+import QBKernels
+@testable import QBModel
+
+/// Attention over each cache type against the reference attention over the values the
+/// cache actually holds (its rows widened back to f32).
+final class KVCacheTests: XCTestCase {
+    func testAttentionMatchesReferenceForEveryCacheType() {
+        var rng = SystemRandomNumberGenerator()
+        let hd = 64, n = 300
+        for type in KVCacheType.allCases {
+            let cache = KVCache(layers: 1, kvHeads: 1, headDim: hd, capacity: n, type: type)
+            let keys = (0..<(n * hd)).map { _ in Float.random(in: -2...2, using: &rng) }
+            let values = (0..<(n * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
+            for p in 0..<n {
+                keys.withUnsafeBufferPointer { k in
+                    values.withUnsafeBufferPointer { v in
+                        cache.store(layer: 0, head: 0, position: p, key: k.baseAddress! + p * hd, value: v.baseAddress! + p * hd)
+                    }
+                }
+            }
+            // What the cache holds, widened: through the same formats' dequantizers.
+            let format: WeightFormat = type == .f32 ? .dense(.f32) : (type == .f16 ? .dense(.f16) : .ggml(.q8_0))
+            let heldK = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.keyRows(layer: 0, head: 0)), owner: cache).toFloats()
+            let heldV = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.valueRows(layer: 0, head: 0)), owner: cache).toFloats()
+            let q = (0..<hd).map { _ in Float.random(in: -1...1, using: &rng) }
+            var scores = [Float](repeating: 0, count: n), out = [Float](repeating: 0, count: hd)
+            cache.attend(layer: 0, head: 0, query: q, count: n, scale: 0.125, scores: &scores, out: &out)
+            let expected = Reference.attentionHead(q: q, keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
+            let worst = zip(out, expected).map { abs($0 - $1) }.max()!
+            XCTAssertLessThan(worst, 1e-5, type.rawValue)
+            // And the held values are the stored ones to the type's precision.
+            let err = zip(heldK, keys).map { abs($0 - $1) }.max()!
+            XCTAssertLessThanOrEqual(err, type == .f32 ? 0 : (type == .f16 ? 2e-3 : 2.0 / 127), type.rawValue)
+        }
+    }
+}
