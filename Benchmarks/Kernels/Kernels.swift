@@ -12,17 +12,22 @@ let benchmarks: @Sendable () -> Void = {
     let pool = ThreadPool(threads: ThreadPool.defaultThreadCount)
     let hidden = 2048, ffn = 8192
 
-    for dtype in DType.allCases {
-        let weights = RandomMatrix(dtype: dtype, rows: ffn, cols: hidden)
+    let dense = RandomMatrix(dtype: .f32, rows: ffn, cols: hidden)
+    let formats: [WeightFormat] = [
+        .dense(.f32), .dense(.f16), .dense(.bf16), .ggml(.q8_0), .ggml(.q4_0), .ggml(.q4_K),
+        .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)),
+    ]
+    for format in formats {
+        let m = format == .f32 ? dense.matrix : Quantizer.convert(dense.matrix, to: format, pool: pool)
         let x = FloatBuffer(count: hidden), y = FloatBuffer(count: ffn)
         // One "iteration" reads the whole matrix: throughput x bytes = bandwidth.
-        Benchmark("matvec \(dtype.rawValue) 8192x2048 (\(weights.matrix.byteCount / 1_000_000) MB/iter)") { b in
-            for _ in b.scaledIterations { Linear.matvec(weights.matrix, x.pointer, y.pointer, pool: pool) }
+        Benchmark("matvec \(format.name) 8192x2048 (\(m.byteCount / 1_000_000) MB/iter)") { b in
+            for _ in b.scaledIterations { Linear.matvec(m, x.pointer, y.pointer, pool: pool) }
         }
         let tokens = 64
         let xs = FloatBuffer(count: tokens * hidden), ys = FloatBuffer(count: tokens * ffn)
-        Benchmark("matmul \(dtype.rawValue) 64 tokens x 8192x2048 (\(2 * tokens * ffn * hidden / 1_000_000) MFLOP/iter)") { b in
-            for _ in b.scaledIterations { Linear.matmul(weights.matrix, xs.pointer, ys.pointer, count: tokens, pool: pool) }
+        Benchmark("matmul \(format.name) 64 tokens x 8192x2048 (\(2 * tokens * ffn * hidden / 1_000_000) MFLOP/iter)") { b in
+            for _ in b.scaledIterations { Linear.matmul(m, xs.pointer, ys.pointer, count: tokens, pool: pool) }
         }
     }
 
@@ -50,21 +55,14 @@ let benchmarks: @Sendable () -> Void = {
     }
 }
 
-/// A matrix of random values in any dtype, owning its storage.
+/// A matrix of random f32 values, owning its storage.
 final class RandomMatrix: @unchecked Sendable {
     let matrix: Matrix
     private let storage: FloatBuffer
     init(dtype: DType, rows: Int, cols: Int) {
         var rng = SplitMix64(seed: 42)
-        let floats = FloatBuffer(count: rows * cols)
-        for i in 0..<floats.count { floats.pointer[i] = Float(Int64(bitPattern: rng.next()) >> 40) * 0x1p-23 }
-        if dtype == .f32 {
-            storage = floats
-        } else {
-            storage = FloatBuffer(count: (rows * cols + 1) / 2)
-            let narrow = UnsafeMutableRawPointer(storage.pointer).assumingMemoryBound(to: UInt16.self)
-            if dtype == .f16 { Convert.f32ToF16(floats.pointer, narrow, count: rows * cols) } else { Convert.f32ToBF16(floats.pointer, narrow, count: rows * cols) }
-        }
-        matrix = Matrix(dtype: dtype, rows: rows, cols: cols, base: UnsafeRawPointer(storage.pointer), owner: storage)
+        storage = FloatBuffer(count: rows * cols)
+        for i in 0..<storage.count { storage.pointer[i] = Float(rng.nextUnit() * 2 - 1) }
+        matrix = storage.matrix(rows: rows, cols: cols)
     }
 }
