@@ -12,7 +12,7 @@ let benchmarks: @Sendable () -> Void = {
     let pool = ThreadPool(threads: ThreadPool.defaultThreadCount)
     let hidden = 2048, ffn = 8192
 
-    let dense = RandomMatrix(dtype: .f32, rows: ffn, cols: hidden)
+    let dense = RandomMatrix(rows: ffn, cols: hidden)
     let formats: [WeightFormat] = [
         .dense(.f32), .dense(.f16), .dense(.bf16), .ggml(.q8_0), .ggml(.q4_0), .ggml(.q4_K),
         .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)),
@@ -59,7 +59,7 @@ let benchmarks: @Sendable () -> Void = {
 final class RandomMatrix: @unchecked Sendable {
     let matrix: Matrix
     private let storage: FloatBuffer
-    init(dtype: DType, rows: Int, cols: Int) {
+    init(rows: Int, cols: Int) {
         var rng = SplitMix64(seed: 42)
         storage = FloatBuffer(count: rows * cols)
         for i in 0..<storage.count { storage.pointer[i] = Float(rng.nextUnit() * 2 - 1) }
