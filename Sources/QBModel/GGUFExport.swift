@@ -61,21 +61,21 @@ public enum GGUFExport {
                 buf.baseAddress!.copyMemory(from: v.pointer, byteCount: v.count * 4)
             })
         }
-        try matrix("token_embd.weight", model.weights.embedding)
+        let n = TensorNames.gguf
+        try matrix(n.embedding, model.weights.embedding)
         for (l, layer) in model.weights.layers.enumerated() {
-            let p = "blk.\(l)."
-            norm(p + "attn_norm.weight", layer.attentionNorm)
-            try matrix(p + "attn_q.weight", layer.wq, headRows: true)
-            try matrix(p + "attn_k.weight", layer.wk, headRows: true)
-            try matrix(p + "attn_v.weight", layer.wv)
-            try matrix(p + "attn_output.weight", layer.wo)
-            norm(p + "ffn_norm.weight", layer.ffnNorm)
-            try matrix(p + "ffn_gate.weight", layer.gate)
-            try matrix(p + "ffn_up.weight", layer.up)
-            try matrix(p + "ffn_down.weight", layer.down)
+            norm(n.layer(l, n.attentionNorm), layer.attentionNorm)
+            try matrix(n.layer(l, n.wq), layer.wq, headRows: true)
+            try matrix(n.layer(l, n.wk), layer.wk, headRows: true)
+            try matrix(n.layer(l, n.wv), layer.wv)
+            try matrix(n.layer(l, n.wo), layer.wo)
+            norm(n.layer(l, n.ffnNorm), layer.ffnNorm)
+            try matrix(n.layer(l, n.gate), layer.gate)
+            try matrix(n.layer(l, n.up), layer.up)
+            try matrix(n.layer(l, n.down), layer.down)
         }
-        norm("output_norm.weight", model.weights.finalNorm)
-        if !c.tied { try matrix("output.weight", model.weights.output) }
+        norm(n.finalNorm, model.weights.finalNorm)
+        if !c.tied { try matrix(n.output, model.weights.output) }
         if let s = try c.ropeScaling?.llama3(path: url.path) {
             norm("rope_freqs.weight", FloatBuffer(frequencyFactors(config: c, scaling: s)))
         }

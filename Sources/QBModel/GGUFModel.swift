@@ -68,27 +68,8 @@ public enum GGUFModel {
         config.bosTokenId = bos
         config.eosTokenId = stops.isEmpty ? nil : TokenIDList(stops)
 
-        let dim = config.hiddenSize
         func matrix(_ name: String, _ rows: Int, _ cols: Int) throws -> Matrix { try gguf.matrix(name, rows: rows, cols: cols) }
-        func norm(_ name: String) throws -> FloatBuffer { FloatBuffer(try matrix(name, 1, dim).toFloats()) }
-        let embedding = try matrix("token_embd.weight", vocab, dim)
-        var layers: [LayerWeights] = []
-        for l in 0..<config.numHiddenLayers {
-            let p = "blk.\(l)."
-            layers.append(LayerWeights(
-                attentionNorm: try norm(p + "attn_norm.weight"),
-                wq: try matrix(p + "attn_q.weight", config.qDim, dim),
-                wk: try matrix(p + "attn_k.weight", config.kvDim, dim),
-                wv: try matrix(p + "attn_v.weight", config.kvDim, dim),
-                wo: try matrix(p + "attn_output.weight", dim, config.qDim),
-                ffnNorm: try norm(p + "ffn_norm.weight"),
-                gate: try matrix(p + "ffn_gate.weight", config.intermediateSize, dim),
-                up: try matrix(p + "ffn_up.weight", config.intermediateSize, dim),
-                down: try matrix(p + "ffn_down.weight", dim, config.intermediateSize)))
-        }
-        let output = config.tied ? embedding : try matrix("output.weight", vocab, dim)
-        let weights = LlamaWeights(
-            embedding: embedding, layers: layers, finalNorm: try norm("output_norm.weight"), output: output)
+        let weights = try LlamaWeights.load(config: config, names: .gguf, matrix: matrix)
 
         var rope: Rope?
         if gguf.tensor("rope_freqs.weight") != nil {

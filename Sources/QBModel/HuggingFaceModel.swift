@@ -13,7 +13,6 @@ public enum HuggingFaceModel {
         }
         let store = try TensorStore(directory: dir)
 
-        let dim = config.hiddenSize
         // With an MLX `quantization` entry, a module stored as uint32 with scales beside it
         // is quantized with its setting; anything else is a plain tensor.
         func matrix(_ name: String, _ rows: Int, _ cols: Int) throws -> Matrix {
@@ -26,27 +25,7 @@ public enum HuggingFaceModel {
             }
             return try store.file(for: name).matrix(name, rows: rows, cols: cols)
         }
-        func norm(_ name: String) throws -> FloatBuffer {
-            FloatBuffer(try matrix(name, 1, dim).toFloats())
-        }
-        let embedding = try matrix("model.embed_tokens.weight", config.vocabSize, dim)
-        var layers: [LayerWeights] = []
-        for l in 0..<config.numHiddenLayers {
-            let p = "model.layers.\(l)."
-            layers.append(LayerWeights(
-                attentionNorm: try norm(p + "input_layernorm.weight"),
-                wq: try matrix(p + "self_attn.q_proj.weight", config.qDim, dim),
-                wk: try matrix(p + "self_attn.k_proj.weight", config.kvDim, dim),
-                wv: try matrix(p + "self_attn.v_proj.weight", config.kvDim, dim),
-                wo: try matrix(p + "self_attn.o_proj.weight", dim, config.qDim),
-                ffnNorm: try norm(p + "post_attention_layernorm.weight"),
-                gate: try matrix(p + "mlp.gate_proj.weight", config.intermediateSize, dim),
-                up: try matrix(p + "mlp.up_proj.weight", config.intermediateSize, dim),
-                down: try matrix(p + "mlp.down_proj.weight", dim, config.intermediateSize)))
-        }
-        let output = config.tied ? embedding : try matrix("lm_head.weight", config.vocabSize, dim)
-        let weights = LlamaWeights(
-            embedding: embedding, layers: layers, finalNorm: try norm("model.norm.weight"), output: output)
+        let weights = try LlamaWeights.load(config: config, names: .huggingFace, matrix: matrix)
         let source = ModelSource(
             format: config.quantization == nil ? .huggingFace : .mlx, path: directory, tensors: store.infos, directory: directory)
         let eos = (config.eosTokenId?.ids ?? []).map { Int32(truncatingIfNeeded: $0) }

@@ -78,3 +78,56 @@ public struct TensorInfo: Sendable {
     public let bytes: Int
     public var elements: Int { shape.reduce(1, *) }
 }
+
+/// What one checkpoint family calls each weight of a Llama model.
+public struct TensorNames: Sendable {
+    public let embedding: String
+    public let finalNorm: String
+    public let output: String
+    public let layerPrefix: String
+    // Per-layer names, after "<layerPrefix><index>.".
+    public let attentionNorm, wq, wk, wv, wo, ffnNorm, gate, up, down: String
+
+    /// Hugging Face transformers (and MLX) names.
+    public static let huggingFace = TensorNames(
+        embedding: "model.embed_tokens.weight", finalNorm: "model.norm.weight", output: "lm_head.weight",
+        layerPrefix: "model.layers.", attentionNorm: "input_layernorm.weight", wq: "self_attn.q_proj.weight",
+        wk: "self_attn.k_proj.weight", wv: "self_attn.v_proj.weight", wo: "self_attn.o_proj.weight",
+        ffnNorm: "post_attention_layernorm.weight", gate: "mlp.gate_proj.weight", up: "mlp.up_proj.weight",
+        down: "mlp.down_proj.weight")
+
+    /// GGML/GGUF names.
+    public static let gguf = TensorNames(
+        embedding: "token_embd.weight", finalNorm: "output_norm.weight", output: "output.weight", layerPrefix: "blk.",
+        attentionNorm: "attn_norm.weight", wq: "attn_q.weight", wk: "attn_k.weight", wv: "attn_v.weight",
+        wo: "attn_output.weight", ffnNorm: "ffn_norm.weight", gate: "ffn_gate.weight", up: "ffn_up.weight",
+        down: "ffn_down.weight")
+
+    public func layer(_ l: Int, _ name: String) -> String { "\(layerPrefix)\(l).\(name)" }
+}
+
+extension LlamaWeights {
+    /// Gathers a model's weights by asking `matrix(name, rows, cols)` for each tensor,
+    /// checked against the shapes `config` implies; norms are widened to f32.
+    static func load(
+        config c: LlamaConfig, names n: TensorNames, matrix: (String, Int, Int) throws -> Matrix
+    ) throws -> LlamaWeights {
+        let dim = c.hiddenSize
+        func norm(_ name: String) throws -> FloatBuffer { FloatBuffer(try matrix(name, 1, dim).toFloats()) }
+        let embedding = try matrix(n.embedding, c.vocabSize, dim)
+        let layers = try (0..<c.numHiddenLayers).map { l in
+            LayerWeights(
+                attentionNorm: try norm(n.layer(l, n.attentionNorm)),
+                wq: try matrix(n.layer(l, n.wq), c.qDim, dim),
+                wk: try matrix(n.layer(l, n.wk), c.kvDim, dim),
+                wv: try matrix(n.layer(l, n.wv), c.kvDim, dim),
+                wo: try matrix(n.layer(l, n.wo), dim, c.qDim),
+                ffnNorm: try norm(n.layer(l, n.ffnNorm)),
+                gate: try matrix(n.layer(l, n.gate), c.intermediateSize, dim),
+                up: try matrix(n.layer(l, n.up), c.intermediateSize, dim),
+                down: try matrix(n.layer(l, n.down), dim, c.intermediateSize))
+        }
+        let output = c.tied ? embedding : try matrix(n.output, c.vocabSize, dim)
+        return LlamaWeights(embedding: embedding, layers: layers, finalNorm: try norm(n.finalNorm), output: output)
+    }
+}

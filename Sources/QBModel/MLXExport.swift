@@ -76,21 +76,23 @@ public enum MLXExport {
                 })
             }
         }
-        linear("model.embed_tokens", model.weights.embedding)
+        // MLX names modules: the Hugging Face tensor names without ".weight".
+        let n = TensorNames.huggingFace
+        func module(_ name: String) -> String { String(name.dropLast(".weight".count)) }
+        linear(module(n.embedding), model.weights.embedding)
         for (l, layer) in model.weights.layers.enumerated() {
-            let p = "model.layers.\(l)."
-            norm(p + "input_layernorm.weight", layer.attentionNorm)
-            linear(p + "self_attn.q_proj", layer.wq, headRows: true)
-            linear(p + "self_attn.k_proj", layer.wk, headRows: true)
-            linear(p + "self_attn.v_proj", layer.wv)
-            linear(p + "self_attn.o_proj", layer.wo)
-            norm(p + "post_attention_layernorm.weight", layer.ffnNorm)
-            linear(p + "mlp.gate_proj", layer.gate)
-            linear(p + "mlp.up_proj", layer.up)
-            linear(p + "mlp.down_proj", layer.down)
+            norm(n.layer(l, n.attentionNorm), layer.attentionNorm)
+            linear(module(n.layer(l, n.wq)), layer.wq, headRows: true)
+            linear(module(n.layer(l, n.wk)), layer.wk, headRows: true)
+            linear(module(n.layer(l, n.wv)), layer.wv)
+            linear(module(n.layer(l, n.wo)), layer.wo)
+            norm(n.layer(l, n.ffnNorm), layer.ffnNorm)
+            linear(module(n.layer(l, n.gate)), layer.gate)
+            linear(module(n.layer(l, n.up)), layer.up)
+            linear(module(n.layer(l, n.down)), layer.down)
         }
-        norm("model.norm.weight", model.weights.finalNorm)
-        if !c.tied { linear("lm_head", model.weights.output) }
+        norm(n.finalNorm, model.weights.finalNorm)
+        if !c.tied { linear(module(n.output), model.weights.output) }
 
         config.quantization = quant
         config.torchDtype = "float32"

@@ -66,21 +66,21 @@ public enum SyntheticModel {
     static func declarations(_ c: LlamaConfig, dtype: DType) -> [SafetensorsWriter.Declaration] {
         var d: [SafetensorsWriter.Declaration] = []
         func add(_ name: String, _ shape: [Int]) { d.append(.init(name: name, dtype: dtype, shape: shape)) }
-        add("model.embed_tokens.weight", [c.vocabSize, c.hiddenSize])
+        let n = TensorNames.huggingFace
+        add(n.embedding, [c.vocabSize, c.hiddenSize])
         for l in 0..<c.numHiddenLayers {
-            let p = "model.layers.\(l)."
-            add(p + "input_layernorm.weight", [c.hiddenSize])
-            add(p + "self_attn.q_proj.weight", [c.qDim, c.hiddenSize])
-            add(p + "self_attn.k_proj.weight", [c.kvDim, c.hiddenSize])
-            add(p + "self_attn.v_proj.weight", [c.kvDim, c.hiddenSize])
-            add(p + "self_attn.o_proj.weight", [c.hiddenSize, c.qDim])
-            add(p + "post_attention_layernorm.weight", [c.hiddenSize])
-            add(p + "mlp.gate_proj.weight", [c.intermediateSize, c.hiddenSize])
-            add(p + "mlp.up_proj.weight", [c.intermediateSize, c.hiddenSize])
-            add(p + "mlp.down_proj.weight", [c.hiddenSize, c.intermediateSize])
+            add(n.layer(l, n.attentionNorm), [c.hiddenSize])
+            add(n.layer(l, n.wq), [c.qDim, c.hiddenSize])
+            add(n.layer(l, n.wk), [c.kvDim, c.hiddenSize])
+            add(n.layer(l, n.wv), [c.kvDim, c.hiddenSize])
+            add(n.layer(l, n.wo), [c.hiddenSize, c.qDim])
+            add(n.layer(l, n.ffnNorm), [c.hiddenSize])
+            add(n.layer(l, n.gate), [c.intermediateSize, c.hiddenSize])
+            add(n.layer(l, n.up), [c.intermediateSize, c.hiddenSize])
+            add(n.layer(l, n.down), [c.hiddenSize, c.intermediateSize])
         }
-        add("model.norm.weight", [c.hiddenSize])
-        if !c.tied { add("lm_head.weight", [c.vocabSize, c.hiddenSize]) }
+        add(n.finalNorm, [c.hiddenSize])
+        if !c.tied { add(n.output, [c.vocabSize, c.hiddenSize]) }
         return d
     }
 
