@@ -90,7 +90,7 @@ public enum GenerationLoop {
         // Decode.
         let stopIDs = Set(model.stopTokens).union(tokenizer.eosTokenIDs)
         var sampler = parameters.sampling.makeSampler(vocabularySize: vocab)
-        var text = TokenTextStream(tokenizer: tokenizer, previous: promptIDs.last)
+        var text = StreamingDetokenizer(tokenizer: tokenizer, context: promptIDs)
         var stops = StopStringFilter(parameters.stop)
         var sequence = promptIDs
         sequence.reserveCapacity(promptIDs.count + min(parameters.maxTokens, cache.capacity))
@@ -99,7 +99,7 @@ public enum GenerationLoop {
             if !shown.isEmpty { onEvent(.text(shown)) }
         }
         func flushText() {
-            emit(text.flush())
+            emit(text.finish())
             let rest = stops.flush()
             if !rest.isEmpty { onEvent(.text(rest)) }
         }

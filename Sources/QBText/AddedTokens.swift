@@ -71,33 +71,60 @@ struct AddedTokenMatcher: Sendable {
     }
 
     let tokens: [AddedToken]
+    /// Whether each trie holds a token that is not special: when neither does and special
+    /// tokens are not parsed, nothing can match and the scan is skipped (a long text with
+    /// Llama 3's 256 special tokens would otherwise be walked byte by byte for nothing).
+    private let rawHasPlain: Bool
+    private let normalizedHasPlain: Bool
     private let rawTrie: Trie
     private let normalizedTrie: Trie
 
-    init(_ tokens: [AddedToken]) {
+    /// `normalizer` is the tokenizer's: tokens declared `normalized` are matched in normalized
+    /// text by their normalized content, as the crate does (so with Llama 2's `Prepend("▁")`
+    /// normalizer `<s>` matches `▁<s>`).
+    init(_ tokens: [AddedToken], normalizer: Normalizer? = nil) {
         self.tokens = tokens
         var raw = Trie()
         var normalized = Trie()
         for (index, token) in tokens.enumerated() where !token.content.isEmpty {
             if token.normalized {
-                normalized.insert(Array(token.content.utf8), token: Int32(index))
+                let content = normalizer?.normalize(token.content) ?? token.content
+                normalized.insert(Array(content.utf8), token: Int32(index))
             } else {
                 raw.insert(Array(token.content.utf8), token: Int32(index))
             }
         }
         rawTrie = raw
+        rawHasPlain = tokens.contains { !$0.content.isEmpty && !$0.normalized && !$0.special }
+        normalizedHasPlain = tokens.contains { !$0.content.isEmpty && $0.normalized && !$0.special }
         normalizedTrie = normalized
     }
 
     var isEmpty: Bool { rawTrie.isEmpty && normalizedTrie.isEmpty }
+    var hasRawTokens: Bool { !rawTrie.isEmpty }
+    var hasNormalizedTokens: Bool { !normalizedTrie.isEmpty }
+
+    /// The first pass alone: tokens with `normalized: false`, found in the raw text.
+    func splitRaw(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, parseSpecialTokens: Bool) -> [AddedTokenSplit] {
+        guard !range.isEmpty else { return [] }
+        guard !rawTrie.isEmpty, parseSpecialTokens || rawHasPlain else { return [AddedTokenSplit(range: range, id: nil)] }
+        return findMatches(text, range, rawTrie, parseSpecialTokens)
+    }
+
+    /// The second pass alone: tokens with `normalized: true`, found in normalized text.
+    func splitNormalized(_ text: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, parseSpecialTokens: Bool) -> [AddedTokenSplit] {
+        guard !range.isEmpty else { return [] }
+        guard !normalizedTrie.isEmpty, parseSpecialTokens || normalizedHasPlain else { return [AddedTokenSplit(range: range, id: nil)] }
+        return findMatches(text, range, normalizedTrie, parseSpecialTokens)
+    }
 
     /// Splits `text` into plain pieces and added tokens, in order.
     func split(_ text: UnsafeBufferPointer<UInt8>, parseSpecialTokens: Bool) -> [AddedTokenSplit] {
         guard !text.isEmpty else { return [] }
-        let first = rawTrie.isEmpty
+        let first = rawTrie.isEmpty || (!parseSpecialTokens && !rawHasPlain)
             ? [AddedTokenSplit(range: 0..<text.count, id: nil)]
             : findMatches(text, 0..<text.count, rawTrie, parseSpecialTokens)
-        guard !normalizedTrie.isEmpty else { return first }
+        guard !normalizedTrie.isEmpty, parseSpecialTokens || normalizedHasPlain else { return first }
         var out: [AddedTokenSplit] = []
         for piece in first {
             if piece.id == nil {

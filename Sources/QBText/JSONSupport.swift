@@ -1,18 +1,18 @@
 import Foundation
 
-/// Typed access to a JSONSerialization tree, turning every shape mismatch into a
-/// `TokenizerError.malformed` that names the file and the dotted field path.
+/// Typed access to a parsed JSON tree (see `JSONParser`), turning every shape mismatch
+/// into a `TokenizerError.malformed` that names the file and the dotted field path.
 struct JSONFields {
     let path: String
 
-    func parse(_ data: Data) throws -> [String: Any] {
+    func parse(_ data: Data) throws -> JSONObject {
         let root: Any
         do {
-            root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            root = try JSONParser.parse(data)
         } catch {
-            throw TokenizerError.malformed(path: path, field: "(file)", reason: "not valid JSON")
+            throw TokenizerError.malformed(path: path, field: "(file)", reason: "not valid JSON: \(error.reason) at byte \(error.offset)")
         }
-        guard let object = root as? [String: Any] else {
+        guard let object = root as? JSONObject else {
             throw TokenizerError.malformed(path: path, field: "(file)", reason: "top level is not a JSON object")
         }
         return object
@@ -24,15 +24,15 @@ struct JSONFields {
         return value
     }
 
-    func object(_ value: Any?, _ field: @autoclosure () -> String) throws -> [String: Any] {
+    func object(_ value: Any?, _ field: @autoclosure () -> String) throws -> JSONObject {
         guard let v = present(value) else { throw missing(field()) }
-        guard let o = v as? [String: Any] else { throw wrongType(field(), "an object") }
+        guard let o = v as? JSONObject else { throw wrongType(field(), "an object") }
         return o
     }
 
-    func optionalObject(_ value: Any?, _ field: @autoclosure () -> String) throws -> [String: Any]? {
+    func optionalObject(_ value: Any?, _ field: @autoclosure () -> String) throws -> JSONObject? {
         guard let v = present(value) else { return nil }
-        guard let o = v as? [String: Any] else { throw wrongType(field(), "an object") }
+        guard let o = v as? JSONObject else { throw wrongType(field(), "an object") }
         return o
     }
 
@@ -54,12 +54,10 @@ struct JSONFields {
         return s
     }
 
-    /// A JSON boolean. JSONSerialization returns numbers and booleans alike as NSNumber;
-    /// booleans are the ones whose Objective-C type code is "c" (JSON never yields chars).
     func optionalBool(_ value: Any?, _ field: @autoclosure () -> String) throws -> Bool? {
         guard let v = present(value) else { return nil }
-        guard let n = v as? NSNumber, Self.isBoolean(n) else { throw wrongType(field(), "a boolean") }
-        return n.boolValue
+        guard let b = v as? Bool else { throw wrongType(field(), "a boolean") }
+        return b
     }
 
     func bool(_ value: Any?, _ field: @autoclosure () -> String, default fallback: Bool) throws -> Bool {
@@ -69,27 +67,24 @@ struct JSONFields {
     /// A non-negative integer no larger than `limit`.
     func integer(_ value: Any?, _ field: @autoclosure () -> String, limit: Int) throws -> Int {
         guard let v = present(value) else { throw missing(field()) }
-        guard isNumber(v), let n = v as? NSNumber else { throw wrongType(field(), "an integer") }
-        let d = n.doubleValue
+        if let n = v as? Int {
+            guard n >= 0, n <= limit else {
+                throw TokenizerError.malformed(path: path, field: field(), reason: "\(n) is not an integer in 0...\(limit)")
+            }
+            return n
+        }
+        guard let d = v as? Double else { throw wrongType(field(), "an integer") }
         guard d.rounded() == d, d >= 0, d <= Double(limit) else {
-            throw TokenizerError.malformed(path: path, field: field(), reason: "\(n) is not an integer in 0...\(limit)")
+            throw TokenizerError.malformed(path: path, field: field(), reason: "\(d) is not an integer in 0...\(limit)")
         }
         return Int(d)
     }
 
     func optionalDouble(_ value: Any?, _ field: @autoclosure () -> String) throws -> Double? {
         guard let v = present(value) else { return nil }
-        guard isNumber(v), let n = v as? NSNumber else { throw wrongType(field(), "a number") }
-        return n.doubleValue
-    }
-
-    private func isNumber(_ v: Any) -> Bool {
-        guard let n = v as? NSNumber else { return false }
-        return !Self.isBoolean(n)
-    }
-
-    private static func isBoolean(_ n: NSNumber) -> Bool {
-        n.objCType.pointee == 0x63  // "c"
+        if let n = v as? Int { return Double(n) }
+        guard let d = v as? Double else { throw wrongType(field(), "a number") }
+        return d
     }
 
     func missing(_ field: String) -> TokenizerError {

@@ -15,7 +15,7 @@ import Foundation
 /// Deviations, where run.c has undefined behaviour: a vocabulary without " " gets no dummy
 /// prefix; byte tokens that would be out of range are dropped; duplicate pieces resolve to
 /// the lowest id; a NUL in the text is encoded as its byte token (a C string would end).
-public final class Llama2cTokenizer: Tokenizer {
+public final class Llama2cTokenizer: Tokenizer, PieceDecoding {
     public let path: String
     public let vocabularySize: Int
     /// The file's declared longest piece (informational; not needed for encoding).
@@ -116,6 +116,33 @@ public final class Llama2cTokenizer: Tokenizer {
         }
         self.lookup = lookup
         dummyPrefixID = lookup[[0x20]]
+    }
+
+    /// How many tokens a tokenizer.bin holds when it ends exactly after its last record
+    /// (the format does not store the count; llama2.c takes it from the model). Nil when the
+    /// bytes are not a sequence of well-formed records.
+    public static func tokenCount(in data: Data) -> Int? {
+        // Read in place: this also probes files that are not tokenizers (possibly large,
+        // memory-mapped), and gives up at the first record that does not fit.
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Int? in
+            func int32(at i: Int) -> Int32? {
+                guard i + 4 <= bytes.count else { return nil }
+                let v = UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16 | UInt32(bytes[i + 3]) << 24
+                return Int32(bitPattern: v)
+            }
+            guard let maxLength = int32(at: 0), maxLength >= 0, Int(maxLength) <= maximumPieceLength else { return nil }
+            var offset = 4
+            var count = 0
+            while offset < bytes.count {
+                guard let length = int32(at: offset + 4), length >= 0, Int(length) <= Int(maxLength),
+                    offset + 8 + Int(length) <= bytes.count
+                else { return nil }
+                offset += 8 + Int(length)
+                count += 1
+                guard count <= maximumVocabularySize else { return nil }
+            }
+            return count >= 3 ? count : nil
+        }
     }
 
     // MARK: Encoding
@@ -270,14 +297,23 @@ public final class Llama2cTokenizer: Tokenizer {
 
     /// Text as llama2.c prints a token stream: every token's `decode(prev, token)`, except
     /// BOS and EOS themselves, which delimit sequences and are never printed by run.c.
-    public func decode(_ ids: [TokenID]) -> String {
-        var out: [UInt8] = []
-        var previous: TokenID?
-        for id in ids {
-            if id != Self.bos && id != Self.eos { out.append(contentsOf: bytes(for: id, after: previous)) }
-            previous = id
-        }
-        return String(decoding: out, as: UTF8.self)
+    public func decode(_ ids: [TokenID]) -> String { decodeSequence(ids, skipSpecialTokens: true) }
+
+    /// The same as `decode(_:)` whatever `skipSpecialTokens` says: run.c never prints BOS
+    /// or EOS, and the format has no other special tokens.
+    public func decode(_ ids: [TokenID], skipSpecialTokens: Bool) -> String { decodeSequence(ids, skipSpecialTokens: true) }
+
+    var decodingRules: DecodingRules { .plain }
+
+    func appendPiece(_ id: TokenID, after previous: TokenID?, skipSpecialTokens: Bool, to bytes: inout [UInt8]) -> PieceKind {
+        guard id != Self.bos && id != Self.eos else { return .none }
+        bytes.append(contentsOf: self.bytes(for: id, after: previous))
+        return .text
+    }
+
+    public func tokenText(for id: TokenID) -> String? {
+        guard id >= 0, Int(id) < vocabularySize else { return nil }
+        return String(decoding: piece(id), as: UTF8.self)
     }
 
     /// `<unk>`, BOS and EOS, the SentencePiece control ids llama2.c's export keeps at 0…2.

@@ -18,7 +18,19 @@ struct PreTokenizer: Sendable {
         /// `ByteLevel`: optionally prefix a space, optionally split with GPT-2's pattern.
         /// The byte-to-character mapping itself is implicit: pieces stay raw bytes.
         case byteLevel(addPrefixSpace: Bool, useRegex: Bool)
+        /// `Metaspace` (SentencePiece-style vocabularies): spaces become `▁`, a `▁` is put in
+        /// front unless the piece starts with one (always, only at the start of the text, or
+        /// never), and with `split` the piece is cut before every `▁`.
+        case metaspace(prepend: MetaspacePrepend, split: Bool)
     }
+
+    /// Metaspace's `prepend_scheme`.
+    enum MetaspacePrepend: String, Sendable, Equatable {
+        case always, first, never
+    }
+
+    /// U+2581 LOWER ONE EIGHTH BLOCK, SentencePiece's visible space.
+    static let metaspace: [UInt8] = [0xE2, 0x96, 0x81]
 
     /// The split regexes we can scan without a regex engine.
     enum SplitPattern: Sendable, Equatable {
@@ -63,11 +75,13 @@ struct PreTokenizer: Sendable {
         var next: [Range<Int>] = []
     }
 
-    /// Splits `segment` of `buffer` into pieces, appended to `pieces`. A stage that prefixes a
-    /// space appends the prefixed copy to the end of `buffer`, so earlier ranges stay valid.
+    /// Splits `segment` of `buffer` into pieces, appended to `pieces`. A stage that rewrites
+    /// bytes (a prefixed space, Metaspace's `▁`) appends the new copy to the end of `buffer`,
+    /// so earlier ranges stay valid. `atTextStart` says whether the segment begins the text
+    /// (Metaspace's `first` scheme prefixes only there).
     func split(
         _ buffer: inout [UInt8], _ segment: Range<Int>,
-        into pieces: inout [Range<Int>], scratch: inout Scratch
+        into pieces: inout [Range<Int>], scratch: inout Scratch, atTextStart: Bool = true
     ) {
         guard !segment.isEmpty else { return }
         guard let lastStage = stages.last else {
@@ -75,24 +89,55 @@ struct PreTokenizer: Sendable {
             return
         }
         if stages.count == 1 {
-            apply(lastStage, &buffer, segment, into: &pieces)
+            apply(lastStage, &buffer, segment, atTextStart, into: &pieces)
             return
         }
         scratch.current.removeAll(keepingCapacity: true)
         scratch.current.append(segment)
+        var first = atTextStart
         for stage in stages.dropLast() {
             scratch.next.removeAll(keepingCapacity: true)
-            for piece in scratch.current { apply(stage, &buffer, piece, into: &scratch.next) }
+            for (i, piece) in scratch.current.enumerated() { apply(stage, &buffer, piece, first && i == 0, into: &scratch.next) }
             swap(&scratch.current, &scratch.next)
+            first = first && !scratch.current.isEmpty
         }
-        for piece in scratch.current { apply(lastStage, &buffer, piece, into: &pieces) }
+        for (i, piece) in scratch.current.enumerated() { apply(lastStage, &buffer, piece, first && i == 0, into: &pieces) }
     }
 
     private func apply(
-        _ stage: Stage, _ buffer: inout [UInt8], _ piece: Range<Int>, into out: inout [Range<Int>]
+        _ stage: Stage, _ buffer: inout [UInt8], _ piece: Range<Int>, _ atTextStart: Bool, into out: inout [Range<Int>]
     ) {
         guard !piece.isEmpty else { return }
         switch stage {
+        case .metaspace(let prepend, let split):
+            let start = buffer.count
+            let meta = Self.metaspace
+            let replaced = buffer.withUnsafeBufferPointer { p -> [UInt8] in
+                var r: [UInt8] = []
+                Normalizer.replace(Array(p[piece]), [0x20], meta, into: &r)
+                return r
+            }
+            let wantsPrefix = prepend == .always || (prepend == .first && atTextStart)
+            if wantsPrefix && !replaced.starts(with: meta) { buffer.append(contentsOf: meta) }
+            buffer.append(contentsOf: replaced)
+            let end = buffer.count
+            guard split else {
+                out.append(start..<end)
+                return
+            }
+            // MergedWithNext: every `▁` starts a new piece.
+            var pieceStart = start
+            var i = start
+            while i + 3 <= end {
+                if buffer[i] == 0xE2 && buffer[i + 1] == 0x96 && buffer[i + 2] == 0x81 {
+                    if i > pieceStart { out.append(pieceStart..<i) }
+                    pieceStart = i
+                    i += 3
+                } else {
+                    i += 1
+                }
+            }
+            if end > pieceStart { out.append(pieceStart..<end) }
         case .split(let pattern):
             buffer.withUnsafeBufferPointer { Scanner.split(pattern, $0, piece, into: &out) }
         case .digits(let individual):

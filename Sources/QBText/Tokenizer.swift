@@ -4,9 +4,11 @@ public typealias TokenID = Int32
 
 /// Anything that turns text into the ids a model was trained with and back.
 ///
-/// Every tokenizer the engine reads (llama2.c's tokenizer.bin, Hugging Face tokenizer.json,
-/// later tiktoken ranks and GGUF vocabularies) conforms to this one protocol, so the layers
-/// above never know which file a model came with.
+/// Every tokenizer the engine reads (llama2.c's tokenizer.bin, Hugging Face tokenizer.json
+/// of the byte-level and SentencePiece kinds, tiktoken ranks, SentencePiece models and GGUF
+/// vocabularies; `TokenizerFactory` opens any of them) conforms to this one protocol, so the
+/// layers above never know which file a model came with. Conformers are immutable and
+/// `Sendable`: one instance serves any number of threads.
 public protocol Tokenizer: Sendable {
     /// Number of ids the tokenizer can produce (may be less than the model's embedding rows).
     var vocabularySize: Int { get }
@@ -33,12 +35,49 @@ public protocol Tokenizer: Sendable {
 
     /// Whether `id` is a special/control token (BOS, EOS, chat markers).
     func isSpecial(_ id: TokenID) -> Bool
+
+    /// Decodes a whole sequence as the tokenizer's reference implementation does, special
+    /// tokens left out when `skipSpecialTokens` (by id, as transformers does). A
+    /// `StreamingDetokenizer` fed the same ids emits exactly this text.
+    func decode(_ ids: [TokenID], skipSpecialTokens: Bool) -> String
+
+    /// The token as the vocabulary writes it: SentencePiece pieces with `▁`, byte-level
+    /// pieces in GPT-2's alphabet (`Ġhello`), special tokens as their text. Nil for ids
+    /// outside the vocabulary.
+    func tokenText(for id: TokenID) -> String?
+
+    /// The model's Jinja chat template, when the tokenizer's files carry one.
+    var chatTemplate: String? { get }
 }
 
 extension Tokenizer {
     public func encode(_ text: String) -> [TokenID] {
         encode(text, addSpecialTokens: true, parseSpecialTokens: false)
     }
+
+    /// Encodes text a chat template rendered: special-token text is parsed, and BOS is added
+    /// only when the model asks for it (`addsBOS`) and the text does not already start with
+    /// the BOS token's text, so a template that writes `{{ bos_token }}` gets exactly one.
+    /// When the text starts with BOS nothing else is added either (like transformers'
+    /// `apply_chat_template`, which encodes without special tokens).
+    public func encode(rendered text: String, addSpecialTokens: Bool = true) -> [TokenID] {
+        var add = addSpecialTokens
+        if add, let bos = bosTokenID, let bosText = tokenText(for: bos), !bosText.isEmpty,
+            text.utf8.starts(with: bosText.utf8)
+        {
+            add = false
+        }
+        return encode(text, addSpecialTokens: add, parseSpecialTokens: true)
+    }
+
+    // Defaults for conformers outside this module, written against the older protocol.
+    public func decode(_ ids: [TokenID], skipSpecialTokens: Bool) -> String {
+        skipSpecialTokens ? decode(ids.filter { !isSpecial($0) }) : decode(ids)
+    }
+
+    public func tokenText(for id: TokenID) -> String? { nil }
+
+    public var chatTemplate: String? { nil }
 }
 
 /// Errors from reading a tokenizer file. Each names the file and what is wrong with it.

@@ -51,7 +51,7 @@ public struct TokenizerConfig: Sendable, Equatable {
     private static func tokenText(_ value: Any?, _ field: String, _ f: JSONFields) throws -> String? {
         guard let v = f.present(value) else { return nil }
         if let s = v as? String { return s }
-        if let o = v as? [String: Any] { return try f.string(o["content"], field + ".content") }
+        if let o = v as? JSONObject { return try f.string(o["content"], field + ".content") }
         throw f.wrongType(field, "a string or an AddedToken object")
     }
 

@@ -160,10 +160,10 @@ final class SyntheticTokenizerTests: XCTestCase {
         process.arguments = ["python3", scriptURL.path, dir.appendingPathComponent("tokenizer_config.json").path]
         let pipe = Pipe()
         process.standardOutput = pipe
-        do { try process.run() } catch { throw XCTSkip("python3 unavailable") }
+        do { try process.run() } catch { throw TestSupport.oracleUnavailable("python3 unavailable") }
         let out = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        if process.terminationStatus != 0 { throw XCTSkip("python3 with jinja2 unavailable") }
+        if process.terminationStatus != 0 { throw TestSupport.oracleUnavailable("python3 with jinja2 unavailable") }
         XCTAssertEqual(out, "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n")
     }
 }

@@ -29,8 +29,23 @@ enum TestSupport {
         return url
     }
 
+    /// Whether a missing oracle (python3 or its package) fails the test instead of skipping
+    /// it: CI sets QB_REQUIRE_ORACLES=1 so a broken environment cannot pass silently.
+    static var oraclesRequired: Bool { ProcessInfo.processInfo.environment["QB_REQUIRE_ORACLES"] == "1" }
+
+    /// The error a test fails with when an oracle is required but unavailable.
+    struct OracleUnavailable: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Skips the test, or fails it when oracles are required.
+    static func oracleUnavailable(_ message: String) -> Error {
+        oraclesRequired ? OracleUnavailable(description: "oracle required (QB_REQUIRE_ORACLES=1) but unavailable: \(message)") : XCTSkip(message)
+    }
+
     /// Runs an oracle script (default: the Hugging Face `tokenizers` one) on `request`;
-    /// skips the test when python3 or the package is not available.
+    /// skips the test when python3 or the package is not available (fails it when
+    /// QB_REQUIRE_ORACLES=1). Scripts exit with status 3 when their package is missing.
     static func oracle(_ request: [String: Any], script: String = "hf_oracle.py") throws -> [String: Any] {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qbtext-oracle-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -48,7 +63,7 @@ enum TestSupport {
         do {
             try process.run()
         } catch {
-            throw XCTSkip("cannot start python3: \(error)")
+            throw oracleUnavailable("cannot start python3: \(error)")
         }
         let log = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -56,9 +71,9 @@ enum TestSupport {
         case 0:
             break
         case 127:
-            throw XCTSkip("python3 not found: \(log)")
+            throw oracleUnavailable("python3 not found: \(log)")
         case 3:
-            throw XCTSkip("Python package `tokenizers` missing: \(log)")
+            throw oracleUnavailable("Python package for \(script) missing: \(log)")
         default:
             XCTFail("oracle failed (status \(process.terminationStatus)): \(log)")
             throw XCTSkip("oracle failed")

@@ -19,6 +19,9 @@ public enum JinjaValue: Sendable {
     case string(String)
     case markup(String)
     case array([JinjaValue])
+    /// A Python tuple (`(a, b)`, the pairs of `items()`): a read-only list that prints
+    /// with parentheses and never equals a list.
+    case tuple([JinjaValue])
     case object(JinjaObject)
     case callable(JinjaCallable)
 }
@@ -32,12 +35,15 @@ extension JinjaValue {
         case .int(let i): return i != 0
         case .double(let d): return d != 0
         case .string(let s), .markup(let s): return !s.isEmpty
-        case .array(let a): return !a.isEmpty
+        case .array(let a), .tuple(let a): return !a.isEmpty
         case .object(let o): return !o.isEmpty
-        case .callable: return true
+        case .callable(let c):
+            if case .view(_, let items) = c.kind { return !items.isEmpty }
+            return true
         }
     }
 
+    /// Case tests and accessors.
     public var isUndefined: Bool { if case .undefined = self { return true } else { return false } }
     public var isNone: Bool { if case .none = self { return true } else { return false } }
 
@@ -49,7 +55,14 @@ extension JinjaValue {
         }
     }
 
-    public var arrayValue: [JinjaValue]? { if case .array(let a) = self { return a } else { return nil } }
+    /// The elements of a list or tuple.
+    public var arrayValue: [JinjaValue]? {
+        switch self {
+        case .array(let a), .tuple(let a): return a
+        default: return nil
+        }
+    }
+    /// The object of a dict value.
     public var objectValue: JinjaObject? { if case .object(let o) = self { return o } else { return nil } }
 
     /// Python's `str(value)`, which is what `{{ value }}` prints (undefined prints nothing).
@@ -64,7 +77,7 @@ extension JinjaValue {
     /// Python's `repr(value)` (how list and dict elements print).
     public var pythonRepr: String {
         switch self {
-        case .undefined: return ""
+        case .undefined: return "Undefined"
         case .none: return "None"
         case .bool(let b): return b ? "True" : "False"
         case .int(let i): return String(i)
@@ -78,6 +91,9 @@ extension JinjaValue {
                 out += v.pythonRepr
             }
             return out + "]"
+        case .tuple(let a):
+            if a.count == 1 { return "(" + a[0].pythonRepr + ",)" }
+            return "(" + a.map(\.pythonRepr).joined(separator: ", ") + ")"
         case .object(let o):
             var out = "{"
             for i in 0..<o.count {
@@ -100,6 +116,7 @@ extension JinjaValue {
         case .string: return "str"
         case .markup: return "Markup"
         case .array: return "list"
+        case .tuple: return "tuple"
         case .object: return "dict"
         case .callable(let c): return c.typeName
         }
@@ -135,7 +152,7 @@ extension JinjaValue: Equatable {
             (.string(let x), .markup(let y)), (.markup(let x), .string(let y)):
             // Code-point equality: Swift's == would equate canonically equivalent strings.
             return x.utf8.elementsEqual(y.utf8)
-        case (.array(let x), .array(let y)):
+        case (.array(let x), .array(let y)), (.tuple(let x), .tuple(let y)):
             return x.count == y.count && zip(x, y).allSatisfy { $0 == $1 }
         case (.object(let x), .object(let y)):
             guard x.count == y.count else { return false }
@@ -157,7 +174,7 @@ extension JinjaValue: Equatable {
         case (.string(let x), .string(let y)), (.markup(let x), .markup(let y)),
             (.string(let x), .markup(let y)), (.markup(let x), .string(let y)):
             return PyText.compare(x, y)
-        case (.array(let x), .array(let y)):
+        case (.array(let x), .array(let y)), (.tuple(let x), .tuple(let y)):
             for (u, v) in zip(x, y) where !(u == v) { return compare(u, v) }
             return x.count < y.count ? -1 : (x.count > y.count ? 1 : 0)
         default:
@@ -191,6 +208,7 @@ extension JinjaValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, E
 /// A string-keyed dictionary that keeps insertion order, as Python dicts do: `tojson`,
 /// `items()` and `for key in dict` must see keys in the order the JSON had them.
 public struct JinjaObject: Sendable, Sequence, ExpressibleByDictionaryLiteral {
+    /// Keys in insertion order, and their values at the same positions.
     public private(set) var keys: [String] = []
     public private(set) var values: [JinjaValue] = []
     /// Built once the object is big enough for hashing to beat a scan (message objects
@@ -198,16 +216,19 @@ public struct JinjaObject: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     private var index: [String: Int]?
     private static let indexThreshold = 12
 
+    /// An empty object.
     public init() {}
 
     public init(dictionaryLiteral elements: (String, JinjaValue)...) {
         for (k, v) in elements { self[k] = v }
     }
 
+    /// An object from key/value pairs in order (a repeated key keeps its first position).
     public init<S: Sequence>(_ pairs: S) where S.Element == (String, JinjaValue) {
         for (k, v) in pairs { self[k] = v }
     }
 
+    /// Number of keys.
     public var count: Int { keys.count }
     public var isEmpty: Bool { keys.isEmpty }
 
@@ -274,6 +295,12 @@ public struct JinjaCallable: Sendable, Equatable, CustomStringConvertible {
         case loop(JinjaLoopState)
         case cycler(id: Int)
         case joiner(id: Int)
+        /// What jinja2's map/select/reject/unique/reverse filters return: iterable, always
+        /// true, without a length (templates write `|list` to get a list).
+        case generator([JinjaValue])
+        /// `dict.keys()`, `.values()`, `.items()`: iterable with a length, true when not
+        /// empty, not indexable, printed as `dict_items([...])`.
+        case view(String, [JinjaValue])
     }
 
     let kind: Kind
@@ -289,6 +316,8 @@ public struct JinjaCallable: Sendable, Equatable, CustomStringConvertible {
         case .loop(let l): return "<LoopContext \(l.index0 + 1)/\(l.length)>"
         case .cycler: return "<Cycler>"
         case .joiner: return "<Joiner>"
+        case .generator: return "<generator object>"
+        case .view(let name, let items): return name + "([" + items.map(\.pythonRepr).joined(separator: ", ") + "])"
         }
     }
 
@@ -301,6 +330,8 @@ public struct JinjaCallable: Sendable, Equatable, CustomStringConvertible {
         case .loop: return "LoopContext"
         case .cycler: return "Cycler"
         case .joiner: return "Joiner"
+        case .generator: return "generator"
+        case .view(let name, _): return name
         }
     }
 }
@@ -315,4 +346,11 @@ struct JinjaLoopState: Sendable, Equatable {
     /// Handle of the loop's entry in the renderer (for `loop(...)` in recursive loops and
     /// `loop.changed`).
     var id: Int
+}
+
+extension JinjaObject: Equatable {
+    /// Python's dict equality: same keys with equal values, in any order.
+    public static func == (a: JinjaObject, b: JinjaObject) -> Bool {
+        JinjaValue.object(a) == JinjaValue.object(b)
+    }
 }

@@ -6,8 +6,10 @@ Usage: hf_oracle.py REQUEST.json RESPONSE.json
 REQUEST is an object with "mode":
   "encode":      {"tokenizer": path, "texts": [...], "add_special_tokens": bool,
                   "parse_special_tokens": bool}
-                 -> {"ids": [[...], ...], "decoded": [str, ...]}
+                 -> {"ids": [[...], ...], "tokens": [[str, ...], ...], "decoded": [str, ...]}
                  (decoded = decode(ids, skip_special_tokens=False))
+  "decode":      {"tokenizer": path, "ids": [[...], ...], "skip_special_tokens": bool}
+                 -> {"texts": [str, ...]}
   "pretokenize": {"pattern": regex, "texts": [...]}
                  -> {"pieces": [[str, ...], ...]}  (Split(pattern, "isolated"))
   "classes":     {"limit": n}
@@ -34,9 +36,16 @@ def encode(req):
     # encode_special_tokens=True means "treat special-token text as plain text".
     tok.encode_special_tokens = not req.get("parse_special_tokens", True)
     add = req.get("add_special_tokens", True)
-    ids = [tok.encode(t, add_special_tokens=add).ids for t in req["texts"]]
+    encodings = [tok.encode(t, add_special_tokens=add) for t in req["texts"]]
+    ids = [e.ids for e in encodings]
     decoded = [tok.decode(i, skip_special_tokens=False) for i in ids]
-    return {"ids": ids, "decoded": decoded}
+    return {"ids": ids, "tokens": [e.tokens for e in encodings], "decoded": decoded}
+
+
+def decode(req):
+    tok = Tokenizer.from_file(req["tokenizer"])
+    skip = req.get("skip_special_tokens", False)
+    return {"texts": [tok.decode(i, skip_special_tokens=skip) for i in req["ids"]]}
 
 
 def pretokenize(req):
@@ -72,6 +81,8 @@ def main():
     mode = req["mode"]
     if mode == "encode":
         resp = encode(req)
+    elif mode == "decode":
+        resp = decode(req)
     elif mode == "pretokenize":
         resp = pretokenize(req)
     elif mode == "classes":

@@ -122,7 +122,10 @@ def llamacpp_messages(source, messages, template, base_context):
                 for tool_call in message["tool_calls"]:
                     if tool_call.get("type") == "function":
                         function = tool_call["function"]
-                        function["arguments"] = json.loads(function["arguments"])
+                        # llama.cpp throws on arguments that are already an object; like
+                        # ChatTemplate, this port leaves them as they are.
+                        if isinstance(function["arguments"], str):
+                            function["arguments"] = json.loads(function["arguments"])
             if not supports_tools:
                 content = message["content"]
                 tool_calls = []
@@ -164,11 +167,21 @@ def llamacpp_messages(source, messages, template, base_context):
     return out
 
 
+_compiled = {}
+
+
+def compiled(source, now_text):
+    """Compiling is most of jinja2's cost; requests repeat templates, so keep them."""
+    key = (source, now_text)
+    if key not in _compiled:
+        now = datetime.datetime.strptime(now_text, "%Y-%m-%d") if now_text else datetime.datetime.now()
+        _compiled[key] = make_environment(now).from_string(source)
+    return _compiled[key]
+
+
 def render_case(case):
-    now = datetime.datetime.strptime(case["now"], "%Y-%m-%d") if "now" in case else datetime.datetime.now()
-    env = make_environment(now)
     source = case["template"]
-    template = env.from_string(source)
+    template = compiled(source, case.get("now"))
     context = case["context"]
     mode = case.get("mode", "transformers")
     if mode == "transformers":

@@ -1,0 +1,127 @@
+import Foundation
+import QBGeneration
+import QBModel
+
+/// Runs a suite on a loaded model and gathers everything into a `BenchResult`: per case
+/// the measured repetitions (warmups discarded), estimates, memory and checks; overall
+/// the environment, model identity and aggregates.
+///
+/// Cases run one after another on one worker pool. A case that throws (a request the
+/// engine refused) is recorded as failed with the error, and the run goes on; only an
+/// interruption stops it, with `BenchInterrupted` and no result.
+public struct BenchRunner: Sendable {
+    public let loaded: LoadedModel
+    /// Measured repetitions per case (at least 1).
+    public var repetitions: Int
+    /// Unmeasured runs before them.
+    public var warmup: Int
+    /// Seed of the random ids of throughput tests.
+    public var seed: UInt64
+    public var interrupt: InterruptFlag
+    public var progress: @Sendable (BenchProgress) -> Void
+
+    /// Defaults keep the smoke suite on the tiny default model to a few seconds in a
+    /// release build; llama-bench's own default is 5 repetitions with 1 warmup too.
+    public static let defaultRepetitions = 5
+    public static let defaultWarmup = 1
+    public static let defaultSeed: UInt64 = 1234
+
+    public init(
+        loaded: LoadedModel, repetitions: Int = BenchRunner.defaultRepetitions, warmup: Int = BenchRunner.defaultWarmup,
+        seed: UInt64 = BenchRunner.defaultSeed, interrupt: InterruptFlag = InterruptFlag(),
+        progress: @escaping @Sendable (BenchProgress) -> Void = { _ in }
+    ) {
+        self.loaded = loaded
+        self.repetitions = max(1, repetitions)
+        self.warmup = max(0, warmup)
+        self.seed = seed
+        self.interrupt = interrupt
+        self.progress = progress
+    }
+
+    public func run(_ suite: Suite) async throws -> BenchResult {
+        progress(.loaded(model: loaded.info.name, seconds: loaded.load.seconds))
+        var cases: [CaseResult] = []
+        for (i, c) in suite.cases.enumerated() {
+            if interrupt.isSet { throw BenchInterrupted() }
+            progress(.caseStarted(index: i, total: suite.cases.count, id: c.id, runs: runs(for: c)))
+            var result = CaseResult(id: c.id, kind: c.kind)
+            do {
+                switch c.kind {
+                case .generate, .chat:
+                    try await GenerationCaseRunner(
+                        loaded: loaded, repetitions: repetitions, warmup: warmup, interrupt: interrupt, progress: progress, index: i
+                    ).run(c, into: &result)
+                case .cancel:
+                    try await CancellationCaseRunner(
+                        loaded: loaded, repetitions: repetitions, warmup: warmup, interrupt: interrupt, progress: progress, index: i
+                    ).run(c, into: &result)
+                case .throughput:
+                    try ThroughputRunner(
+                        loaded: loaded, repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt,
+                        progress: progress, index: i
+                    ).run(c, into: &result)
+                }
+            } catch let e as BenchInterrupted {
+                throw e
+            } catch {
+                result.checks.append(CheckResult("ran", false, "\(error)"))
+            }
+            if result.status != .skipped {
+                result.status = result.checks.allSatisfy(\.passed) ? .passed : .failed
+            }
+            progress(.caseFinished(index: i, total: suite.cases.count, result: result))
+            cases.append(result)
+        }
+        if interrupt.isSet { throw BenchInterrupted() }
+        return BenchResult(
+            createdAt: Self.timestamp(Date()),
+            suite: SuiteInfo(name: suite.name, path: suite.path, hash: suite.hash, description: suite.description),
+            environment: .current(threads: loaded.pool.threadCount),
+            model: loaded.info,
+            settings: RunSettings(
+                repetitions: repetitions, warmup: warmup, threads: loaded.pool.threadCount, seed: seed,
+                chatFormat: ChatPromptRenderer.format, kvType: loaded.kvType.rawValue),
+            load: loaded.load, cases: cases, aggregate: Self.aggregate(cases),
+            roofline: Roofline.stored(threads: loaded.pool.threadCount))
+    }
+
+    /// `run` from synchronous code (the command line).
+    public func runBlocking(_ suite: Suite) throws -> BenchResult {
+        let runner = self
+        return try Blocking.run { try await runner.run(suite) }
+    }
+
+    /// Runs a case makes (for the progress bar).
+    func runs(for c: SuiteCase) -> Int {
+        switch c.kind {
+        case .throughput: return warmup + repetitions
+        default: return warmup + repetitions + 1
+        }
+    }
+
+    static func aggregate(_ cases: [CaseResult]) -> Aggregate {
+        var pooled: [String: [Double]] = [:]
+        for c in cases where c.kind == .generate || c.kind == .chat {
+            guard c.status != .skipped else { continue }
+            for (name, e) in c.metrics { pooled[name, default: []] += e.samples }
+        }
+        var metrics: [String: Estimate] = [:]
+        for (name, values) in pooled { metrics[name] = Estimate(values) }
+        let checks = cases.flatMap(\.checks)
+        let peak = cases.flatMap(\.runs).compactMap(\.memory.peakResidentBytes).max()
+        return Aggregate(
+            cases: cases.count, passed: cases.filter { $0.status == .passed }.count,
+            failed: cases.filter { $0.status == .failed }.count, skipped: cases.filter { $0.status == .skipped }.count,
+            checksPassed: checks.filter(\.passed).count, checksFailed: checks.filter { !$0.passed }.count,
+            metrics: metrics, peakResidentBytes: peak)
+    }
+
+    /// ISO 8601 in UTC, whole seconds.
+    public static func timestamp(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        f.timeZone = TimeZone(identifier: "UTC")
+        return f.string(from: date)
+    }
+}

@@ -1,0 +1,106 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Where and how a result was produced: enough to tell whether two results are
+/// comparable (same machine kind, build, thread count) and to reproduce one.
+public struct EnvironmentInfo: Codable, Sendable, Equatable {
+    /// `git rev-parse HEAD` of the working directory's checkout, or "unknown".
+    public var commit: String
+    /// Whether the checkout had uncommitted changes to tracked files (nil when unknown).
+    public var dirty: Bool?
+    /// "release" or "debug" (how this binary was compiled).
+    public var buildConfiguration: String
+    /// The compiler flags Package.swift gives the engine's modules.
+    public var buildFlags: [String]
+    /// The Swift compiler version the binary was built with (major.minor).
+    public var swiftVersion: String
+    public var os: String
+    public var kernel: String
+    public var hostname: String
+    /// /proc/cpuinfo's "model name" and "flags" (`CPUInfo`).
+    public var cpuModel: String
+    public var cpuFlags: [String]
+    public var logicalCores: Int
+    /// Worker threads the engine ran with.
+    public var threads: Int
+
+    enum CodingKeys: String, CodingKey {
+        case commit, dirty, buildConfiguration = "build_configuration", buildFlags = "build_flags"
+        case swiftVersion = "swift_version", os, kernel, hostname, cpuModel = "cpu_model", cpuFlags = "cpu_flags"
+        case logicalCores = "logical_cores", threads
+    }
+
+    /// This process's environment.
+    public static func current(threads: Int) -> EnvironmentInfo {
+        let commit = run("/usr/bin/env", ["git", "rev-parse", "HEAD"])?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let dirty = commit == nil ? nil : run("/usr/bin/env", ["git", "status", "--porcelain", "--untracked-files=no"]).map { !$0.isEmpty }
+        return EnvironmentInfo(
+            commit: commit.flatMap { $0.count == 40 ? $0 : nil } ?? "unknown", dirty: dirty,
+            buildConfiguration: buildConfiguration, buildFlags: buildFlags, swiftVersion: swiftVersion,
+            os: osName(), kernel: uname().release, hostname: ProcessInfo.processInfo.hostName, cpuModel: CPUInfo.modelName,
+            cpuFlags: CPUInfo.flags, logicalCores: ProcessInfo.processInfo.activeProcessorCount, threads: threads)
+    }
+
+    public static var buildConfiguration: String {
+        #if DEBUG
+            return "debug"
+        #else
+            return "release"
+        #endif
+    }
+
+    /// Package.swift's flags for the engine (C kernels and Swift modules); kept in step by
+    /// hand, since a binary cannot read back how it was compiled.
+    public static let buildFlags = ["-O3", "-march=native", "-ffp-contract=on", "swift: -Xcc -march=native"]
+        + [buildConfiguration == "release" ? "swift: -O (release)" : "swift: -Onone (debug)"]
+
+    static var swiftVersion: String {
+        #if compiler(>=6.4)
+            return ">=6.4"
+        #elseif compiler(>=6.3)
+            return "6.3"
+        #elseif compiler(>=6.2)
+            return "6.2"
+        #elseif compiler(>=6.1)
+            return "6.1"
+        #else
+            return "<6.1"
+        #endif
+    }
+
+    static func osName() -> String {
+        guard let text = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8) else { return uname().sysname }
+        for line in text.split(separator: "\n") where line.hasPrefix("PRETTY_NAME=") {
+            return line.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+        }
+        return uname().sysname
+    }
+
+    static func uname() -> (sysname: String, release: String) {
+        var u = utsname()
+        guard Glibc.uname(&u) == 0 else { return ("unknown", "unknown") }
+        func field<T>(_ value: T) -> String {
+            withUnsafeBytes(of: value) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
+        return (field(u.sysname), field(u.release))
+    }
+
+    /// Runs a command and returns its standard output, or nil when it fails.
+    static func run(_ executable: String, _ arguments: [String]) -> String? {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = arguments
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        do { try p.run() } catch { return nil }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { return nil }
+        return String(data: data, encoding: .utf8)
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// Set when the user interrupts a run (SIGINT, SIGTERM): the runner stops at the next
+/// step it can (cancelling a request in flight), throws `BenchInterrupted`, and nothing
+/// is written. Shared between the signal handler's queue and the runner, hence the lock.
+public final class InterruptFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    public init() {}
+
+    public var isSet: Bool { lock.withLock { value } }
+
+    public func set() { lock.withLock { value = true } }
+}
+
+/// A run stopped by `InterruptFlag`; the command exits without writing results.
+public struct BenchInterrupted: Error, CustomStringConvertible {
+    public init() {}
+    public var description: String { "interrupted; no results were written" }
+}
+
+extension InterruptFlag {
+    /// Routes SIGINT and SIGTERM to this flag for as long as the returned object lives: the
+    /// first signal asks the run to stop cleanly (nothing is written), a second one exits
+    /// at once with status 130. Writing stays atomic either way.
+    public func handleSignals(message: String = "interrupting: finishing the current step; nothing will be written (again to quit now)\n") -> SignalHandlers {
+        SignalHandlers(flag: self, message: message)
+    }
+}
+
+/// Dispatch sources for SIGINT and SIGTERM (see `InterruptFlag.handleSignals`).
+public final class SignalHandlers: @unchecked Sendable {
+    private var sources: [any DispatchSourceSignal] = []
+
+    init(flag: InterruptFlag, message: String) {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                if flag.isSet { _exit(130) }
+                flag.set()
+                FileHandle.standardError.write(Data(message.utf8))
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    deinit {
+        for s in sources { s.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
+
+/// Runs async work from synchronous code (the command line's `run()`), blocking the
+/// calling thread, which is not one of the concurrency pool's, until it is done.
+public enum Blocking {
+    public static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
+            done.signal()
+        }
+        done.wait()
+        guard let r = box.result else { throw BenchInterrupted() }
+        return try r.get()
+    }
+
+    private final class ResultBox<T: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Result<T, any Error>?
+        var result: Result<T, any Error>? {
+            get { lock.withLock { value } }
+            set { lock.withLock { value = newValue } }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import QBGeneration
+import QBText
+
+/// Turns a case's `PromptSpec` into what a session runs.
+enum PromptBuilder {
+    /// Story-like filler for `prompt_tokens` cases without their own text: plain English
+    /// that any tokenizer handles, written for this project.
+    static let filler = """
+        The old lighthouse keeper climbed the stairs every evening to light the lamp. \
+        From the top he could see the harbor, the fishing boats coming home, and the gulls \
+        circling over the water. One night a storm rolled in from the sea, and the wind \
+        shook the windows until they rattled. The keeper trimmed the wick, polished the \
+        glass, and kept the light burning until morning, when the clouds broke apart and \
+        the boats sailed safely into the bay.
+        """
+
+    /// Exactly `count` ids: BOS when the tokenizer adds one, then the filler's ids repeated
+    /// and cut. Nil when the filler tokenizes to nothing.
+    static func tokens(count: Int, filler text: String?, tokenizer: any Tokenizer) -> [TokenID]? {
+        var ids: [TokenID] = []
+        if tokenizer.addsBOS, let bos = tokenizer.bosTokenID { ids.append(bos) }
+        let piece = tokenizer.encode((text ?? filler) + " ", addSpecialTokens: false, parseSpecialTokens: false)
+        guard !piece.isEmpty else { return nil }
+        while ids.count < count { ids += piece }
+        return Array(ids.prefix(count))
+    }
+
+    /// The first turn's prompt of a case that is not a chat.
+    static func prompt(_ spec: PromptSpec, tokenizer: any Tokenizer) -> Prompt? {
+        switch spec {
+        case .text(let t): return .text(t)
+        case .tokens(let n, let filler): return tokens(count: n, filler: filler, tokenizer: tokenizer).map { .tokens($0) }
+        case .messages(let system, let messages):
+            return ChatPromptRenderer.prompt(for: ChatPromptRenderer.conversation(system: system, messages), tokenizer: tokenizer)
+        }
+    }
+
+    /// The texts a case's prompt is made of (for the round-trip expectation).
+    static func texts(_ spec: PromptSpec, turns: [String]) -> [String] {
+        switch spec {
+        case .text(let t): return [t]
+        case .tokens(_, let filler): return filler.map { [$0] } ?? []
+        case .messages(let system, let messages): return (system.map { [$0] } ?? []) + messages.map(\.content) + turns
+        }
+    }
+}

@@ -1,0 +1,179 @@
+import ArgumentParser
+import Foundation
+import QBGeneration
+import QBRunner
+
+/// `quantbench chat`: the terminal side of a chat (flags, the progress bar, standard
+/// input and output, Ctrl-C). The conversation itself is `ChatEngine`'s.
+struct Chat: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Chat with a model in the terminal, or run a scripted chat as a smoke test (--smoke).",
+        discussion: """
+            Replies stream as they are generated. Multi-turn chats use the model's chat template \
+            (a model without one gets plain continuation) and reuse the KV cache from turn to turn; \
+            when the history no longer fits the context, the oldest turns are dropped. Ctrl-C stops \
+            the reply being generated, Ctrl-D exits; /help lists the commands.
+            """)
+
+    @OptionGroup var options: ModelOptions
+    @OptionGroup var sampling: SamplingOptions
+
+    @Option(help: "System prompt (also settable in the chat with /system TEXT).")
+    var system: String?
+
+    @Option(name: .customLong("max-tokens"), help: "Most tokens per reply.")
+    var maxTokens: Int = 256
+
+    @Option(help: "KV cache size in positions (default: the model's context, at most \(ChatSetupOptions.defaultContextCap)).")
+    var ctx: Int?
+
+    @Option(name: .customLong("stop"), help: "End a reply when it contains this text, which is not shown (repeatable).")
+    var stop: [String] = []
+
+    @Option(name: .customLong("chat-template"), help: "A Jinja chat template file to use instead of the model's own.")
+    var chatTemplate: String?
+
+    @Option(help: "Start from a conversation saved with /save (JSONL).")
+    var resume: String?
+
+    @Option(help: "Run the user turns in this file (one per line) without a terminal, check that each reply streams and ends properly, report timings; exit status 1 if a check fails.")
+    var smoke: String?
+
+    func validate() throws {
+        guard maxTokens >= 1 else { throw ValidationError("--max-tokens must be at least 1") }
+    }
+
+    func run() throws {
+        let parameters = GenerationParameters(maxTokens: maxTokens, stop: stop, sampling: try sampling.parameters())
+        // Input files are read before the model, so a typo costs no loading time.
+        let script = try smoke.map { try ChatSmokeScript.load(path: $0) }
+        var conversation = try resume.map { try ChatTranscript.load(from: $0) } ?? ChatConversation()
+        if let system { conversation.system = system }
+        let pool = try options.makePool()
+
+        let bar = ProgressBar(visible: isatty(STDERR_FILENO) == 1)
+        let setup: ChatSetup
+        do {
+            setup = try ChatSetup.load(
+                ChatSetupOptions(
+                    modelPath: options.model, tokenizerPath: options.tokenizer, quant: options.quant, contextLength: ctx,
+                    kvType: options.kvType, chatTemplatePath: chatTemplate, parameters: parameters,
+                    conversation: conversation),
+                pool: pool, progress: bar.show)
+        } catch {
+            bar.clear()
+            throw error
+        }
+        bar.clear()
+        let engine = setup.engine
+
+        if let script {
+            Terminal.write(setup.banner.split(separator: "\n").first.map { String($0) + "\n" } ?? "")
+            let report = try Blocking.run { await ChatSmokeRunner.run(script, engine: engine, write: Terminal.write) }
+            if !report.passed { throw ExitCode(1) }
+            return
+        }
+
+        let interactive = isatty(STDIN_FILENO) == 1
+        Terminal.write(setup.banner)
+        if let path = resume {
+            let systemNote = system != nil ? "; system prompt from --system" : (conversation.effectiveSystem != nil ? " with its system prompt" : "")
+            Terminal.write("[resumed \(ChatREPL.turns(conversation.turns.count)) from \(path)\(systemNote)]\n")
+        }
+        let interrupts = InterruptHandler(engine: engine, promptAfterHint: interactive)
+        defer { interrupts.stop() }
+        let input = StandardInputLines()
+        let console = ChatConsole(
+            readLine: { input.next() }, write: Terminal.write, writeError: Terminal.writeError, showsPrompt: interactive)
+        try Blocking.run { await ChatREPL.run(engine, console: console) }
+    }
+}
+
+/// Unbuffered writes, so each streamed piece shows the moment it is generated.
+private enum Terminal {
+    @Sendable static func write(_ s: String) { FileHandle.standardOutput.write(Data(s.utf8)) }
+    @Sendable static func writeError(_ s: String) { FileHandle.standardError.write(Data(s.utf8)) }
+}
+
+/// Lines from standard input. Unlike `Swift.readLine`, a read interrupted by a signal
+/// (Ctrl-C while waiting for input) is retried rather than taken for the end of input.
+private final class StandardInputLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var buffer: [UInt8] = []
+    private var ended = false
+
+    /// The next line without its newline; nil at end of input. A last line without a
+    /// newline is still returned.
+    func next() -> String? {
+        lock.withLock {
+            while true {
+                if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                    buffer.removeSubrange(...newline)
+                    return line
+                }
+                if ended {
+                    guard !buffer.isEmpty else { return nil }
+                    defer { buffer.removeAll() }
+                    return String(decoding: buffer, as: UTF8.self)
+                }
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                let n = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+                if n > 0 {
+                    buffer.append(contentsOf: chunk[..<n])
+                } else if n < 0 && errno == EINTR {
+                    continue
+                } else if n < 0 && errno == EAGAIN {
+                    // Standard input was left non-blocking by someone else: wait for data.
+                    var fds = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&fds, 1, -1)
+                } else {
+                    ended = true
+                }
+            }
+        }
+    }
+}
+
+/// Ctrl-C in the chat: stops the reply being generated; with no reply running it only
+/// says how to leave. The handler runs on a queue of its own, so it is served even while
+/// generation keeps the concurrency pool's threads busy.
+private final class InterruptHandler: @unchecked Sendable {
+    private let source: any DispatchSourceSignal
+
+    init(engine: ChatEngine, promptAfterHint: Bool) {
+        signal(SIGINT, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGINT, queue: DispatchQueue(label: "quantbench.chat.interrupt"))
+        source.setEventHandler {
+            if !engine.interrupt() {
+                Terminal.write("\n" + ChatREPL.idleInterruptHint + "\n" + (promptAfterHint ? ChatREPL.prompt : ""))
+            }
+        }
+        source.resume()
+    }
+
+    func stop() {
+        source.cancel()
+        signal(SIGINT, SIG_DFL)
+    }
+}
+
+/// The loading bar on standard error: redrawn in place on a terminal, absent otherwise
+/// (logs get the banner's load time instead).
+private struct ProgressBar {
+    let visible: Bool
+    private let width = 24
+
+    init(visible: Bool) { self.visible = visible }
+
+    func show(_ p: ChatLoadProgress) {
+        guard visible, p.total > 0 else { return }
+        let filled = min(width, p.completed * width / p.total)
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        Terminal.writeError("\r\u{1B}[2Kloading [\(bar)] \(p.completed)/\(p.total) \(p.label)")
+    }
+
+    func clear() {
+        if visible { Terminal.writeError("\r\u{1B}[2K") }
+    }
+}

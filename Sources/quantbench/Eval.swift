@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import QBKernels
+import QBModel
+import QBRunner
+
+struct Eval: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Compare quantization settings on one model: size, speed, memory, perplexity, KL divergence and top-1 agreement.",
+        discussion: """
+            Perplexity is over non-overlapping windows of --ctx positions, each BOS then the next \
+            ctx-1 ids of the text, every text id predicted exactly once. KL divergence and top-1 \
+            agreement are against the setting with the most bits per weight. Writes \
+            results/eval-<model>-<time>.json, .md and .svg (speed against quality) unless --out names the JSON.
+            """)
+
+    @Option(help: "Model (default: the built-in tiny synthetic model, whose random weights make quality figures meaningless).")
+    var model: String?
+
+    @Option(help: "Tokenizer for models that carry none.")
+    var tokenizer: String?
+
+    @Option(help: "Comma-separated settings, e.g. f32,q8_0,q4_0,mlx-q4-g64 (any of: \(QuantSpec.all.joined(separator: ", "))).")
+    var quants: String
+
+    @Option(help: "UTF-8 text to score.")
+    var text: String
+
+    @Option(help: "Window size in positions (default: the model's context, at most 512).")
+    var ctx: Int?
+
+    @Option(help: "Split the text into documents at this string (e.g. '<|endoftext|>'); windows never span two.")
+    var separator: String?
+
+    @Option(name: .customLong("max-tokens"), help: "Score at most this many ids (default: the whole text).")
+    var maxTokens: Int?
+
+    @Option(help: "Measured repetitions of the speed tests.")
+    var repetitions: Int = 3
+
+    @Option(help: "Worker threads (default: every core).")
+    var threads: Int?
+
+    @Option(help: "Write the JSON here (.md and .svg beside it).")
+    var out: String?
+
+    @Flag(help: "Print the result JSON on standard output instead of the table.")
+    var json = false
+
+    func validate() throws {
+        if let c = ctx, c < 2 { throw ValidationError("--ctx must be at least 2") }
+        if let m = maxTokens, m < 2 { throw ValidationError("--max-tokens must be at least 2") }
+        if let t = threads, t < 1 || t > 1024 { throw ValidationError("--threads must be between 1 and 1024") }
+        guard (1...1000).contains(repetitions) else { throw ValidationError("--repetitions must be between 1 and 1000") }
+        if separator == "" { throw ValidationError("--separator cannot be empty") }
+    }
+
+    func run() throws {
+        let names = quants.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for n in names where (try? QuantSpec(n)) == nil {
+            throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
+        }
+        let path = try model ?? DefaultModel.path()
+        let pool = ThreadPool(threads: threads ?? ThreadPool.defaultThreadCount)
+        let base = try ModelLoader.load(path: path)
+        let tok = try TokenizerLoader.load(for: base, path: tokenizer)
+        let interrupt = InterruptFlag()
+        let signals = interrupt.handleSignals()
+        var evaluation = QuantEvaluation(quants: names, context: ctx, separator: separator, maxTokens: maxTokens)
+        evaluation.repetitions = repetitions
+        evaluation.interrupt = interrupt
+        evaluation.progress = { FileHandle.standardError.write(Data("eval: \($0)\n".utf8)) }
+        let run: QuantEvaluation.Run
+        do {
+            run = try evaluation.run(model: base, tokenizer: tok, textPath: text, pool: pool, modelHash: FileHash.model(path: path).hash)
+        } catch let e as BenchInterrupted {
+            FileHandle.standardError.write(Data("\(e)\n".utf8))
+            throw ExitCode(130)
+        }
+        withExtendedLifetime(signals) {}
+
+        let result = run.result
+        let url = out.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "results").appendingPathComponent(EvalFiles.defaultStem(result) + ".json")
+        try EvalFiles.write(result, to: url)
+        if json {
+            FileHandle.standardOutput.write(try EvalFiles.encode(result))
+        } else {
+            print(result.markdown, terminator: "")
+        }
+        FileHandle.standardError.write(Data("wrote \(url.path), .md and .svg\n".utf8))
+    }
+}

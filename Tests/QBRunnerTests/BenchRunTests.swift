@@ -1,0 +1,141 @@
+import Foundation
+import XCTest
+import QBGeneration
+@testable import QBRunner
+
+/// Suites run end to end on the tiny synthetic model through the library API, every check
+/// passing. Speed is measured, never asserted.
+final class BenchRunTests: XCTestCase {
+    func run(_ name: String, repetitions: Int = 2, warmup: Int = 1) throws -> BenchResult {
+        let suite = try SuiteLoader.load(path: RunnerFixtures.prompts.appendingPathComponent("\(name).yaml").path)
+        let runner = BenchRunner(loaded: try RunnerFixtures.tiny(), repetitions: repetitions, warmup: warmup)
+        return try runner.runBlocking(suite)
+    }
+
+    func assertAllPassed(_ r: BenchResult, file: StaticString = #filePath, line: UInt = #line) {
+        for c in r.cases {
+            for check in c.checks where !check.passed {
+                XCTFail("\(r.suite.name)/\(c.id): \(check.name): \(check.detail)", file: file, line: line)
+            }
+            XCTAssertNotEqual(c.status, .failed, "\(c.id)", file: file, line: line)
+        }
+        XCTAssertTrue(r.passed, file: file, line: line)
+    }
+
+    func testSmokeSuite() throws {
+        let r = try run("smoke")
+        assertAllPassed(r)
+        XCTAssertEqual(r.aggregate.cases, 8)
+        XCTAssertEqual(r.aggregate.skipped, 0)
+        XCTAssertEqual(r.suite.name, "smoke")
+        XCTAssertEqual(r.model.config.vocabSize, 1024)
+        XCTAssertEqual(r.model.fileHash.count, 16)
+        XCTAssertEqual(r.settings.repetitions, 2)
+
+        // Every generation case: the checks the issue asks for, metrics, timestamps, memory.
+        for c in r.cases where c.kind == .generate || c.kind == .chat {
+            XCTAssertEqual(Set(c.checks.map(\.name)).isSuperset(of: ["stream_equals_collect", "deterministic", "valid_utf8", "no_stop_leak", "finish_reason"]), true, c.id)
+            XCTAssertEqual(c.runs.count, 2, "warmups are not recorded")
+            let memory = try XCTUnwrap(c.memory)
+            XCTAssertGreaterThan(memory.weightsBytes, 2_000_000)
+            XCTAssertGreaterThan(memory.kvCacheBytes, 0)
+            XCTAssertGreaterThan(memory.scratchBytes, 0)
+            XCTAssertNotNil(c.metrics[Metric.endToEnd.rawValue])
+            XCTAssertNotNil(c.metrics[Metric.peakResident.rawValue])
+            let turn = try XCTUnwrap(c.runs.first?.turns?.first)
+            XCTAssertEqual(turn.tokenTimestamps.count, turn.generatedTokens)
+            XCTAssertEqual(turn.tokenTimestamps, turn.tokenTimestamps.sorted())
+        }
+        let greedy = try XCTUnwrap(r.cases.first { $0.id == "greedy" })
+        for m in [Metric.timeToFirstToken, .prefillTokensPerSecond, .decodeTokensPerSecond, .interTokenP50, .interTokenP90, .interTokenP99] {
+            XCTAssertNotNil(greedy.metrics[m.rawValue], m.rawValue)
+        }
+        XCTAssertEqual(greedy.output?.tokens.first?.count, 24)
+        let stop = try XCTUnwrap(r.cases.first { $0.id == "stop-from-output" })
+        XCTAssertEqual(stop.stop?.count, 1)
+        XCTAssertEqual(stop.runs.first?.turns?.first?.finishReason, .stopString)
+        let eos = try XCTUnwrap(r.cases.first { $0.id == "forced-eos" })
+        XCTAssertEqual(eos.output?.tokens, [[]])
+        let cancel = try XCTUnwrap(r.cases.first { $0.id == "cancel-decode" })
+        XCTAssertTrue(cancel.checks.contains { $0.name == "stops_within_one_step" && $0.passed })
+        XCTAssertTrue(cancel.checks.contains { $0.name == "session_usable_after_cancel" && $0.passed })
+        XCTAssertEqual(cancel.output?.tokens.first?.count, 3)
+        for id in ["pp128", "tg32"] {
+            let t = try XCTUnwrap(r.cases.first { $0.id == id })
+            XCTAssertEqual(t.metrics[Metric.tokensPerSecond.rawValue]?.count, 2)
+        }
+
+        // The JSON round-trips and the reports render.
+        let back = try ResultsFile.decode(try ResultsFile.encode(r), path: "smoke.json")
+        XCTAssertEqual(back.cases, r.cases)
+        let md = BenchReport.markdown(r)
+        XCTAssertTrue(md.contains("## Generation"))
+        XCTAssertTrue(md.contains("| model"))
+        let table = BenchReport.llamaBenchTable(r)
+        XCTAssertTrue(table.hasPrefix("| model "), table)
+        XCTAssertTrue(table.contains("| pp128 |"), table)
+        XCTAssertTrue(table.contains(" ± "), table)
+        // Comparing a result with itself finds nothing to gate.
+        XCTAssertTrue(BenchComparison.compare(base: r, new: r, maxRegression: 0.05).regressions.isEmpty)
+    }
+
+    func testStopsSuite() throws { assertAllPassed(try run("stops", repetitions: 1, warmup: 0)) }
+
+    func testCancelSuite() throws {
+        let r = try run("cancel", repetitions: 1, warmup: 0)
+        assertAllPassed(r)
+        let late = try XCTUnwrap(r.cases.first { $0.id == "prefill-late" })
+        // Two layers per chunk on the tiny model: 9 layers ran, so 4 chunks of 64 are cached.
+        XCTAssertTrue(late.checks.contains { $0.name == "stops_within_one_layer" && $0.detail.contains("cache 256 of 400") }, "\(late.checks)")
+    }
+
+    func testChatAndUnicodeSuites() throws {
+        let chat = try run("chat", repetitions: 1, warmup: 0)
+        assertAllPassed(chat)
+        let two = try XCTUnwrap(chat.cases.first { $0.id == "two-turns" })
+        XCTAssertEqual(two.runs.first?.turns?.count, 2)
+        XCTAssertGreaterThan(two.runs.first?.turns?.last?.reusedPromptTokens ?? 0, 0)
+        assertAllPassed(try run("unicode", repetitions: 1, warmup: 0))
+    }
+
+    func testLongPromptCaseBeyondTheContextIsSkipped() throws {
+        let suite = try SuiteLoader.parse("""
+            cases:
+              - id: too-long
+                prompt_tokens: 3000
+              - id: fits
+                prompt_tokens: 100
+                max_tokens: 4
+            """, path: "t.yaml")
+        let r = try BenchRunner(loaded: RunnerFixtures.tiny(), repetitions: 1, warmup: 0).runBlocking(suite)
+        XCTAssertEqual(r.cases[0].status, .skipped)
+        XCTAssertTrue(r.cases[0].notes.joined().contains("context"), "\(r.cases[0].notes)")
+        XCTAssertEqual(r.cases[1].status, .passed)
+        XCTAssertEqual(r.cases[1].promptTokens, 100)
+        XCTAssertEqual(r.aggregate.skipped, 1)
+        XCTAssertTrue(r.passed, "a skipped case is not a failure")
+    }
+
+    func testFailingExpectationIsReportedNotThrown() throws {
+        let suite = try SuiteLoader.parse("""
+            cases:
+              - id: wrong
+                prompt: hello
+                max_tokens: 4
+                expect: {finish_reason: eos, contains: ["this will not appear"]}
+            """, path: "t.yaml")
+        let r = try BenchRunner(loaded: RunnerFixtures.tiny(), repetitions: 1, warmup: 0).runBlocking(suite)
+        XCTAssertEqual(r.cases[0].status, .failed)
+        XCTAssertFalse(r.passed)
+        XCTAssertEqual(Set(r.cases[0].checks.filter { !$0.passed }.map(\.name)), ["finish_reason", "contains"])
+        XCTAssertTrue(BenchReport.markdown(r).contains("## Failed checks"))
+    }
+
+    func testInterruptionThrowsAndReturnsNothing() throws {
+        let flag = InterruptFlag()
+        flag.set()
+        let runner = BenchRunner(loaded: try RunnerFixtures.tiny(), repetitions: 1, warmup: 0, interrupt: flag)
+        let suite = try SuiteLoader.load(path: RunnerFixtures.prompts.appendingPathComponent("smoke.yaml").path)
+        XCTAssertThrowsError(try runner.runBlocking(suite)) { XCTAssertTrue($0 is BenchInterrupted) }
+    }
+}
