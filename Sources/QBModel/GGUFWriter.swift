@@ -37,7 +37,7 @@ public struct GGUFWriter {
     /// Writes the file atomically (a temporary file renamed into place).
     public func write(to url: URL) throws {
         try AtomicFile.produce(at: url) { tmp in
-            FileManager.default.createFile(atPath: tmp.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: tmp.path, contents: nil)
             guard let out = FileHandle(forWritingAtPath: tmp.path) else {
                 throw ModelError.unreadable(path: tmp.path, reason: "cannot create file")
             }

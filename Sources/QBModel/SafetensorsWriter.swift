@@ -100,7 +100,7 @@ public enum SafetensorsWriter {
         // The data section starts 8-aligned, so every tensor of these dtypes is aligned.
         while (header.utf8.count + 8) % 8 != 0 { header += " " }
 
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         guard let out = FileHandle(forWritingAtPath: path) else {
             throw ModelError.unreadable(path: path, reason: "cannot create file")
         }

@@ -242,7 +242,16 @@ struct GenerationCaseRunner {
         }
         if e.promptRoundTrip {
             let texts = PromptBuilder.texts(c.prompt, turns: c.turns)
-            let bad = texts.first { tokenizer.decode(tokenizer.encode($0, addSpecialTokens: false, parseSpecialTokens: false)) != $0 }
+            // Encoded as a prompt is (BOS and, for SentencePiece-style tokenizers, a dummy
+            // prefix space), then spelled as the stream spells ids after BOS (which drops that
+            // space again).
+            let bad = texts.first { text in
+                let ids = tokenizer.encode(text, addSpecialTokens: true, parseSpecialTokens: false)
+                let afterBOS = ids.first != nil && ids.first == tokenizer.bosTokenID
+                let back = OutputChecks.spelledText(
+                    Array(ids.dropFirst(afterBOS ? 1 : 0)), after: afterBOS ? ids.first : nil, tokenizer: tokenizer)
+                return back != text
+            }
             checks.append(CheckResult(
                 "prompt_round_trip", bad == nil,
                 bad.map { "decode(encode(\(OutputChecks.quote($0)))) differs" } ?? "\(texts.count) prompt texts survive encode and decode"))

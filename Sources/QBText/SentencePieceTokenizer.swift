@@ -96,7 +96,7 @@ public final class SentencePieceTokenizer: Tokenizer, PieceDecoding {
         guard v.types.count == n else {
             throw TokenizerError.malformed(path: path, field: "token types", reason: "\(v.types.count) types for \(n) pieces")
         }
-        for (name, id) in [("bos", v.bos), ("unknown", v.unknown)] + v.eos.map { ("eos", $0) } {
+        for (name, id) in [("bos", v.bos), ("unknown", v.unknown)] + v.eos.map({ ("eos", $0) }) {
             if let id, id < 0 || Int(id) >= n {
                 throw TokenizerError.malformed(path: path, field: "\(name) token id", reason: "\(id) is outside the \(n) pieces")
             }
