@@ -89,7 +89,7 @@ public enum SyntheticModel {
     /// are neither flat nor one-hot; the residual outputs (o_proj, down_proj) are scaled
     /// down by the depth; norms scatter around 1 so a missing norm weight shows.
     static func fill(_ out: UnsafeMutableBufferPointer<Float>, name: String, start: Int, config c: LlamaConfig, seed: UInt64) {
-        var rng = SplitMix64(seed: seed ^ fnv1a(name) &+ UInt64(start) &* 0x9E37_79B9_7F4A_7C15)
+        var rng = SplitMix64(seed: seed ^ FNV1a.hash(name) &+ UInt64(start) &* 0x9E37_79B9_7F4A_7C15)
         let isNorm = name.hasSuffix("norm.weight")
         let fanIn: Int
         if name.contains("o_proj") { fanIn = c.qDim } else if name.contains("down_proj") { fanIn = c.intermediateSize } else { fanIn = c.hiddenSize }
@@ -101,16 +101,11 @@ public enum SyntheticModel {
         }
     }
 
-    static func fnv1a(_ s: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return h
-    }
 }
 
 /// SplitMix64 (Steele, Lea and Flood 2014): tiny, fast and fully specified, so synthetic
 /// weights are identical on every machine and build.
-public struct SplitMix64: Sendable {
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     public var state: UInt64
     public init(seed: UInt64) { state = seed }
     public mutating func next() -> UInt64 {
@@ -122,6 +117,15 @@ public struct SplitMix64: Sendable {
     }
     /// Uniform in [0, 1) with 53 bits.
     public mutating func nextUnit() -> Double { Double(next() >> 11) * 0x1p-53 }
+}
+
+/// 64-bit FNV-1a of a string's UTF-8: a stable seed derived from a name.
+public enum FNV1a {
+    public static func hash(_ s: String) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h
+    }
 }
 
 /// Writes files so that a reader never sees a half-written one: data goes to a

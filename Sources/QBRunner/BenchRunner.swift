@@ -76,7 +76,7 @@ public struct BenchRunner: Sendable {
         if interrupt.isSet { throw BenchInterrupted() }
         return BenchResult(
             createdAt: Self.timestamp(Date()),
-            suite: SuiteInfo(name: suite.name, path: suite.path, hash: suite.hash, description: suite.description),
+            suite: SuiteInfo(name: suite.name, path: suite.path.map(Self.portablePath), hash: suite.hash, description: suite.description),
             environment: .current(threads: loaded.pool.threadCount),
             model: loaded.info,
             settings: RunSettings(
@@ -123,5 +123,12 @@ public struct BenchRunner: Sendable {
         f.formatOptions = [.withInternetDateTime]
         f.timeZone = TimeZone(identifier: "UTC")
         return f.string(from: date)
+    }
+
+    /// A path inside the working directory is recorded relative to it, so results made in
+    /// a checkout name no machine-specific folder (the suite's hash identifies its content).
+    static func portablePath(_ path: String) -> String {
+        let cwd = FileManager.default.currentDirectoryPath
+        return path.hasPrefix(cwd + "/") ? String(path.dropFirst(cwd.count + 1)) : path
     }
 }

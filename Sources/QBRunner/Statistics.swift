@@ -1,4 +1,5 @@
 import Foundation
+import QBModel
 
 /// A metric measured over repetitions: the median with a distribution-free confidence
 /// interval, plus the mean and standard deviation (the figures llama-bench prints).
@@ -133,7 +134,7 @@ public enum Statistics {
     ) -> RatioInterval? {
         let b = base.filter(\.isFinite), n = new.filter(\.isFinite)
         guard let mb = median(b), let mn = median(n), mb > 0, mn >= 0 else { return nil }
-        var rng = SeededGenerator(seed: seed)
+        var rng = SplitMix64(seed: seed)
         var ratios: [Double] = []
         ratios.reserveCapacity(resamples)
         var rb = [Double](repeating: 0, count: b.count), rn = [Double](repeating: 0, count: n.count)
@@ -154,23 +155,6 @@ public enum Statistics {
             high: percentile(ratios, 100 * (1 - alpha)) ?? ratio, level: level)
     }
 
-    /// FNV-1a of a string: a stable seed for a metric's bootstrap.
-    public static func seed(for key: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in key.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return h
-    }
-}
-
-/// SplitMix64 as a `RandomNumberGenerator`: seeded, identical on every machine.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    /// A stable seed for a metric's bootstrap.
+    public static func seed(for key: String) -> UInt64 { FNV1a.hash(key) }
 }

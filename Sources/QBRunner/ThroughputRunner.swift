@@ -66,7 +66,7 @@ struct ThroughputRunner {
     ) throws {
         // The same ids for every repetition and on every machine: SplitMix64 seeded by the
         // run's seed and the test's name.
-        var rng = SeededGenerator(seed: seed ^ Statistics.seed(for: test.name))
+        var rng = SplitMix64(seed: seed ^ Statistics.seed(for: test.name))
         let vocab = UInt64(model.config.vocabSize)
         let depthIDs = (0..<test.depth).map { _ in TokenID(rng.next() % vocab) }
         let ids = (0..<test.tokens).map { _ in TokenID(rng.next() % vocab) }
