@@ -1,13 +1,16 @@
 // A persistent worker pool. Decode runs ~100 parallel sections per token, so waking
 // threads through the kernel each time would cost more than the work: workers spin
 // briefly on a generation counter, then yield, then sleep on a condition variable.
-// Every wait yields the core after a short spin, so that when the machine is
-// oversubscribed (a build, a second process) a waiting thread hands its core to the
-// thread it is waiting for instead of burning its time slice.
+//
+// Work is handed out chunk by chunk through one atomic claim word tagged with the
+// section's generation, and a section ends when all its chunks are done, not when
+// every worker has checked in: a worker the OS has descheduled (the machine busy with
+// something else) never holds up a section it has not claimed a chunk of. A late worker
+// sees a newer tag, claims nothing, and waits for the next section.
 #include "qb_pool.h"
 #include <pthread.h>
-#include <stdatomic.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -16,28 +19,42 @@
 #define qb_relax() ((void)0)
 #endif
 
+typedef struct {
+    qb_task_fn fn;
+    void *ctx;
+    int64_t n, grain, chunks;
+} qb_job;
+
 struct qb_pool {
     int32_t threads;
     pthread_t *handles;
     pthread_mutex_t mutex;
     pthread_cond_t wake;
-    _Atomic uint64_t generation;
-    _Atomic int64_t next;
-    _Atomic int32_t busy;
+    _Atomic uint64_t generation;  // bumped per section; wakes workers
+    _Atomic uint64_t claim;       // (generation << 32) | next chunk
+    _Atomic int64_t done;         // chunks finished in the current section
     _Atomic int32_t stop;
-    qb_task_fn fn;
-    void *ctx;
-    int64_t n, grain;
+    // Two slots: a section's job stays untouched until the one after next, and a
+    // section cannot end while any of its chunks is claimed but unfinished.
+    qb_job job[2];
 };
 
 typedef struct { qb_pool *pool; int32_t index; } qb_worker_arg;
 
-static void qb_drain(qb_pool *p, int32_t thread) {
+static void qb_drain(qb_pool *p, uint64_t gen, int32_t thread) {
+    const uint64_t tag = gen & 0xffffffffu;
     for (;;) {
-        int64_t begin = atomic_fetch_add_explicit(&p->next, p->grain, memory_order_relaxed);
-        if (begin >= p->n) break;
-        int64_t end = begin + p->grain < p->n ? begin + p->grain : p->n;
-        p->fn(p->ctx, begin, end, thread);
+        uint64_t c = atomic_load_explicit(&p->claim, memory_order_acquire);
+        if ((c >> 32) != tag) return;
+        const qb_job *job = &p->job[gen & 1];
+        int64_t index = (int64_t)(c & 0xffffffffu);
+        if (index >= job->chunks) return;
+        if (!atomic_compare_exchange_weak_explicit(&p->claim, &c, c + 1, memory_order_acq_rel, memory_order_relaxed))
+            continue;
+        int64_t begin = index * job->grain;
+        int64_t end = begin + job->grain < job->n ? begin + job->grain : job->n;
+        job->fn(job->ctx, begin, end, thread);
+        atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
     }
 }
 
@@ -62,8 +79,7 @@ static void *qb_worker(void *raw) {
         }
         if (atomic_load(&p->stop)) return NULL;
         seen = gen;
-        qb_drain(p, arg.index);
-        atomic_fetch_sub_explicit(&p->busy, 1, memory_order_release);
+        qb_drain(p, gen, arg.index);
     }
 }
 
@@ -107,18 +123,24 @@ void qb_pool_run(qb_pool *p, qb_task_fn fn, void *ctx, int64_t n, int64_t grain)
         for (int64_t b = 0; b < n; b += grain) fn(ctx, b, b + grain < n ? b + grain : n, 0);
         return;
     }
-    p->fn = fn;
-    p->ctx = ctx;
-    p->n = n;
-    p->grain = grain;
-    atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->busy, p->threads - 1, memory_order_relaxed);
+    // Only the calling thread starts sections, so it alone advances the generation.
+    uint64_t gen = atomic_load_explicit(&p->generation, memory_order_relaxed) + 1;
+    qb_job *job = &p->job[gen & 1];
+    job->fn = fn;
+    job->ctx = ctx;
+    job->n = n;
+    job->grain = grain;
+    job->chunks = (n + grain - 1) / grain;
+    // Every chunk of the previous section finished before it returned, so no late
+    // increment can land here.
+    atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&p->claim, (gen & 0xffffffffu) << 32, memory_order_release);
     pthread_mutex_lock(&p->mutex);
-    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+    atomic_store_explicit(&p->generation, gen, memory_order_release);
     pthread_cond_broadcast(&p->wake);
     pthread_mutex_unlock(&p->mutex);
-    qb_drain(p, 0);
-    for (int spins = 0; atomic_load_explicit(&p->busy, memory_order_acquire) != 0; spins++) {
+    qb_drain(p, gen, 0);
+    for (int spins = 0; atomic_load_explicit(&p->done, memory_order_acquire) != job->chunks; spins++) {
         if (spins < 2000) qb_relax(); else sched_yield();
     }
 }

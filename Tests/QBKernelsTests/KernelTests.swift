@@ -152,6 +152,25 @@ final class KernelTests: XCTestCase {
         XCTAssertEqual(tie[0], 0x3F80)
     }
 
+    /// Many short sections back to back, as decode runs them: every item of every section
+    /// runs exactly once, with workers joining late or not at all.
+    func testPoolSurvivesManyShortSections() {
+        for threads in [2, 3, 4] {
+            let pool = ThreadPool(threads: threads)
+            let hits = UnsafeMutablePointer<Int>.allocate(capacity: 64)
+            defer { hits.deallocate() }
+            for round in 0..<5000 {
+                let n = 1 + round % 64
+                hits.initialize(repeating: 0, count: 64)
+                pool.parallelFor(n, grain: 1 + round % 3) { range, _ in for i in range { hits[i] += 1 } }
+                for i in 0..<64 where hits[i] != (i < n ? 1 : 0) {
+                    XCTFail("round \(round), \(threads) threads: item \(i) ran \(hits[i]) times")
+                    return
+                }
+            }
+        }
+    }
+
     func testPoolRunsEveryItemOnceAtAnyThreadCount() {
         for threads in [1, 2, 5] {
             let pool = ThreadPool(threads: threads)
