@@ -28,9 +28,6 @@ struct ModelOptions: ParsableArguments {
         return try m.quantized(QuantSpec(q), pool: pool)
     }
 
-    /// Opens the model on a pool of its own (for commands that need no other pool).
-    func loadModel() throws -> LlamaModel { try loadModel(pool: makePool()) }
-
     func loadTokenizer(for model: LlamaModel) throws -> any Tokenizer {
         try TokenizerLoader.load(for: model, path: tokenizer)
     }
