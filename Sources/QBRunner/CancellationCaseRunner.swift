@@ -53,11 +53,7 @@ struct CancellationCaseRunner {
         result.maxTokens = c.maxTokens
         result.sampling = c.sampling
         result.stop = c.stop
-        guard let prompt = PromptBuilder.prompt(c.prompt, tokenizer: tokenizer) else {
-            result.status = .skipped
-            result.notes.append("the filler text tokenizes to nothing")
-            return
-        }
+        guard let prompt = PromptBuilder.promptOrSkip(c.prompt, tokenizer: tokenizer, result: &result) else { return }
         let ids = prompt.tokens(with: tokenizer)
         result.promptTokens = ids.count
         let modelContext = model.config.contextLength

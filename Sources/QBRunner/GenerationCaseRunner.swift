@@ -36,11 +36,7 @@ struct GenerationCaseRunner {
         result.maxTokens = c.maxTokens
         result.sampling = parameters.sampling
 
-        guard let first = PromptBuilder.prompt(c.prompt, tokenizer: tokenizer) else {
-            result.status = .skipped
-            result.notes.append("the filler text tokenizes to nothing")
-            return
-        }
+        guard let first = PromptBuilder.promptOrSkip(c.prompt, tokenizer: tokenizer, result: &result) else { return }
         let promptIDs = first.tokens(with: tokenizer)
         result.promptTokens = promptIDs.count
         let modelContext = model.config.contextLength

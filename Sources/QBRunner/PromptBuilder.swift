@@ -26,6 +26,17 @@ enum PromptBuilder {
     }
 
     /// The first turn's prompt of a case that is not a chat.
+    /// The case's prompt, or nil after marking `result` skipped: filler text that
+    /// tokenizes to nothing leaves nothing to run.
+    static func promptOrSkip(_ spec: PromptSpec, tokenizer: any Tokenizer, result: inout CaseResult) -> Prompt? {
+        guard let p = prompt(spec, tokenizer: tokenizer) else {
+            result.status = .skipped
+            result.notes.append("the filler text tokenizes to nothing")
+            return nil
+        }
+        return p
+    }
+
     static func prompt(_ spec: PromptSpec, tokenizer: any Tokenizer) -> Prompt? {
         switch spec {
         case .text(let t): return .text(t)
