@@ -4,6 +4,7 @@
 // that carry real models (Q4_0, Q8_0, Q4_K, Q6_K, MLX 4/8-bit).
 #include "qb_quant.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -513,6 +514,100 @@ static void q4_0_two_rows(const block_q4_0 *w0, const block_q4_0 *w1, const qb_q
 }
 #endif
 
+#if defined(__AVX2__)
+// K-quant rows against q8a activations. The activations' per-32 scales (and, for Q4_K's
+// minimums, their scaled sums; for Q6_K's -32 offset, integer sums per 16 values) are laid
+// out contiguously once per call, so each 256-value block takes them with one load and the
+// sub-block scales are applied as vectors; the accumulators are reduced once per row.
+typedef struct {
+    const float *d;     // activation scale per 32 values
+    const float *s;     // d * sum(q) per 32 values
+    const int16_t *q16; // sum(q) per 16 values
+} qb_kacts;
+
+#define PREFETCH_K 1024
+
+static float q4_K_row(const block_q4_K *w, const qb_q8a *a, const qb_kacts *k, int64_t nb) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 accm = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, a += 8) {
+        _mm_prefetch((const char *)(w + i) + PREFETCH_K, _MM_HINT_T0);
+        _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64, _MM_HINT_T0);
+        _mm_prefetch((const char *)(w + i) + PREFETCH_K + 128, _MM_HINT_T0);
+        uint32_t u0, u1, u2;
+        memcpy(&u0, w[i].scales, 4);
+        memcpy(&u1, w[i].scales + 4, 4);
+        memcpy(&u2, w[i].scales + 8, 4);
+        uint64_t sc = (uint64_t)(u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
+        uint64_t mn = (uint64_t)(u1 & 0x3f3f3f3fu) | (uint64_t)(((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u)) << 32;
+        __m256 scf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)sc)));
+        __m256 mnf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)mn)));
+        __m256 sd = _mm256_mul_ps(_mm256_mul_ps(scf, _mm256_set1_ps(h2f(w[i].d))), _mm256_loadu_ps(k->d + 8 * i));
+        accm = _mm256_fmadd_ps(_mm256_mul_ps(mnf, _mm256_set1_ps(h2f(w[i].dmin))), _mm256_loadu_ps(k->s + 8 * i), accm);
+        for (int j = 0; j < 4; j++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
+            __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)a[2 * j].qs)), ones);
+            __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)a[2 * j + 1].qs)), ones);
+            acc[(2 * j) & 3] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_permutevar8x32_ps(sd, _mm256_set1_epi32(2 * j)), acc[(2 * j) & 3]);
+            acc[(2 * j + 1) & 3] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_permutevar8x32_ps(sd, _mm256_set1_epi32(2 * j + 1)), acc[(2 * j + 1) & 3]);
+        }
+    }
+    __m256 t = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+    return hsum_ps(_mm256_sub_ps(t, accm));
+}
+
+static float q6_K_row(const block_q6_K *w, const qb_q8a *a, const qb_kacts *k, int64_t nb) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m03 = _mm256_set1_epi8(0x03), m0c = _mm256_set1_epi8(0x0C),
+                  m30 = _mm256_set1_epi8(0x30);
+    const __m256i pair = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 accc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, a += 8) {
+        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
+        __m256 dx = _mm256_mul_ps(_mm256_set1_ps(h2f(w[i].d)), _mm256_loadu_ps(k->d + 8 * i));
+        __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)(k->q16 + 16 * i)));
+        accc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(corr), dx, accc);
+        for (int n = 0; n < 2; n++) {
+            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
+            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m03), 4));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(h, m0c), 2));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+            for (int kk = 0; kk < 4; kk++) {
+                int c = 4 * n + kk;
+                __m256i p = _mm256_maddubs_epi16(q[kk], _mm256_loadu_si256((const __m256i *)a[c].qs));
+                __m256i s = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(c)), pair);
+                acc[kk] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p, s)),
+                                          _mm256_permutevar8x32_ps(dx, _mm256_set1_epi32(c)), acc[kk]);
+            }
+        }
+    }
+    __m256 t = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
+    return hsum_ps(_mm256_sub_ps(t, _mm256_mul_ps(accc, _mm256_set1_ps(32))));
+}
+
+// Fills the contiguous activation arrays the K-quant rows read (buffers of cols/32,
+// cols/32 and cols/16 elements).
+static void prepare_kacts(const qb_q8a *x, int64_t cols, float *d, float *s, int16_t *q16) {
+    for (int64_t b = 0; b < cols / 32; b++) {
+        d[b] = x[b].d;
+        s[b] = x[b].s;
+        for (int h = 0; h < 2; h++) {
+            int sum = 0;
+            for (int j = 0; j < 16; j++) sum += x[b].qs[16 * h + j];
+            q16[2 * b + h] = (int16_t)sum;
+        }
+    }
+}
+#endif
+
 void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
     int64_t bs = qb_block_size(type), bb = qb_block_bytes(type);
     if (bs <= 1) return;
@@ -523,6 +618,23 @@ void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int6
             const block_q4_0 *a = (const block_q4_0 *)((const uint8_t *)w + r0 * row_bytes);
             q4_0_two_rows(a, a + nb, x, nb, y + r0, y + r0 + 1);
         }
+    }
+    if ((type == QB_Q4_K || type == QB_Q6_K) && r0 < r1) {
+        int64_t n32 = cols / 32;
+        float stack_f[2 * 512];
+        int16_t stack_q[2 * 512];
+        float *buf_f = n32 <= 512 ? stack_f : malloc((size_t)n32 * 2 * sizeof(float));
+        int16_t *buf_q = n32 <= 512 ? stack_q : malloc((size_t)n32 * 2 * sizeof(int16_t));
+        if (buf_f && buf_q) {
+            qb_kacts k = {buf_f, buf_f + n32, buf_q};
+            prepare_kacts(x, cols, buf_f, buf_f + n32, buf_q);
+            for (; r0 < r1; r0++) {
+                const void *row = (const uint8_t *)w + r0 * row_bytes;
+                y[r0] = type == QB_Q4_K ? q4_K_row(row, x, &k, nb) : q6_K_row(row, x, &k, nb);
+            }
+        }
+        if (buf_f != stack_f) free(buf_f);
+        if (buf_q != stack_q) free(buf_q);
     }
 #endif
     for (int64_t r = r0; r < r1; r++) {

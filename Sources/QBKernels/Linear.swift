@@ -24,6 +24,12 @@ public enum Linear {
             qb_quantize_q8a(x, buf, cols)
             xq = UnsafePointer(buf)
         }
+        if w.layout == .interleaved4 {
+            let type = w.format.ggmlID
+            return pool.parallelFor(w.rows / 4, grain: pool.grain(for: w.rows / 4, minimum: 4)) { range, _ in
+                qb_matvec_repacked(type, w.base, xq, y, Int64(range.lowerBound), Int64(range.upperBound), cols)
+            }
+        }
         pool.parallelFor(w.rows, grain: pool.grain(for: w.rows, minimum: 16)) { range, _ in
             let r0 = Int64(range.lowerBound), r1 = Int64(range.upperBound)
             switch w.format {
@@ -55,7 +61,7 @@ public enum Linear {
                 let r0 = tile * rowTile
                 let rows = min(rowTile, w.rows - r0)
                 let b: UnsafePointer<Float>
-                if w.format == .f32 {
+                if w.format == .f32 && w.layout == .rows {
                     b = w.base.assumingMemoryBound(to: Float.self) + r0 * w.cols
                 } else {
                     let scratch = pool.scratch(thread: thread, floats: rowTile * w.cols)

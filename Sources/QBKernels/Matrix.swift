@@ -7,6 +7,9 @@ import CQBKernels
 /// keeps that storage alive. Nothing is copied when a model is opened.
 public struct Matrix: @unchecked Sendable {
     public let format: WeightFormat
+    /// How rows are laid out in memory (plain rows, or GGML blocks of four rows interleaved
+    /// for decode; see `interleavedForDecode`).
+    public let layout: MatrixLayout
     public let rows: Int
     public let cols: Int
     public let base: UnsafeRawPointer
@@ -18,9 +21,11 @@ public struct Matrix: @unchecked Sendable {
 
     public init(
         format: WeightFormat, rows: Int, cols: Int, base: UnsafeRawPointer,
-        scales: UnsafeRawPointer? = nil, biases: UnsafeRawPointer? = nil, owner: AnyObject?
+        scales: UnsafeRawPointer? = nil, biases: UnsafeRawPointer? = nil, owner: AnyObject?,
+        layout: MatrixLayout = .rows
     ) {
         self.format = format
+        self.layout = layout
         self.rows = rows
         self.cols = cols
         self.base = base
@@ -50,6 +55,11 @@ public struct Matrix: @unchecked Sendable {
     public func rows(_ range: Range<Int>, into out: UnsafeMutablePointer<Float>) {
         let n = range.count * cols
         let offset = range.lowerBound * cols
+        if layout == .interleaved4 {
+            qb_dequantize_repacked(
+                format.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
+            return
+        }
         switch format {
         case .dense(.f32):
             out.update(from: base.assumingMemoryBound(to: Float.self) + offset, count: n)
@@ -71,6 +81,16 @@ public struct Matrix: @unchecked Sendable {
         }
     }
 
+    /// Copies the stored bytes of rows `range` in the file format's plain row layout
+    /// (GGML blocks or dense values; not MLX), contiguously into `out`: what writers store.
+    public func storedRows(_ range: Range<Int>, into out: UnsafeMutableRawPointer) {
+        if layout == .interleaved4 {
+            qb_unpack_repacked(format.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
+        } else {
+            out.copyMemory(from: base + range.lowerBound * rowBytes, byteCount: range.count * rowBytes)
+        }
+    }
+
     /// The whole matrix widened to f32 (tests and small tensors such as norms).
     public func toFloats() -> [Float] {
         [Float](unsafeUninitializedCapacity: elementCount) { buf, count in
@@ -78,6 +98,15 @@ public struct Matrix: @unchecked Sendable {
             count = elementCount
         }
     }
+}
+
+/// The memory layout of a matrix's rows.
+public enum MatrixLayout: Sendable, Hashable {
+    /// Row after row, as stored in model files.
+    case rows
+    /// GGML blocks of four consecutive rows interleaved block by block, with each block's
+    /// four scales together (Q4_0 and Q8_0; see qb_repack.h). Same bytes, moved.
+    case interleaved4
 }
 
 /// An owned, aligned f32 buffer used for activations and caches. A class so that views

@@ -52,7 +52,7 @@ public enum GGUFExport {
                         let h = g / hd, j = g % hd
                         r = h * hd + (j % 2) * (hd / 2) + j / 2
                     }
-                    (buf.baseAddress! + g * rowBytes).copyMemory(from: src.base + r * rowBytes, byteCount: rowBytes)
+                    src.storedRows(r..<(r + 1), into: buf.baseAddress! + g * rowBytes)
                 }
             })
         }

@@ -85,6 +85,7 @@ public struct ChatSetup: Sendable {
             step("converting the weights to \(s.name)")
             model = try model.quantized(s, pool: pool)
         }
+        model = try model.interleavedForDecode(pool: pool)
         try options.parameters.validate(vocabularySize: model.config.vocabSize)
         step("reading the tokenizer")
         let tokenizer = try TokenizerLoader.load(for: model, path: options.tokenizerPath)

@@ -47,6 +47,7 @@ public struct LoadedModel: Sendable {
             model = try model.quantized(s, pool: pool)
             quantizeSeconds = (clock.now - q).seconds
         }
+        model = try model.interleavedForDecode(pool: pool)
         let tokenizer = try TokenizerLoader.load(for: model, path: tokenizerPath)
         let seconds = (clock.now - start).seconds
         let memory = MemorySnapshot(MemoryStats.current(), peakWasReset: peakReset)

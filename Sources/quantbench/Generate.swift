@@ -31,7 +31,7 @@ struct Generate: ParsableCommand {
         let samplingParameters = try sampling.parameters()
         let parameters = GenerationParameters(maxTokens: maxTokens, stop: stop, sampling: samplingParameters)
         let pool = try options.makePool()
-        let model = try options.loadModel(pool: pool)
+        let model = try options.loadModel(pool: pool).interleavedForDecode(pool: pool)
         try parameters.validate(vocabularySize: model.config.vocabSize)
         let tokenizer = try options.loadTokenizer(for: model)
         let promptTokens = tokenizer.encode(prompt, addSpecialTokens: true, parseSpecialTokens: false)

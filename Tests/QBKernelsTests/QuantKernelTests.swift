@@ -40,8 +40,8 @@ final class QuantKernelTests: XCTestCase {
     /// Types with no quantizer here (they come from llama.cpp files): random but valid
     /// blocks, so every bit pattern of the quants and scales is exercised.
     func testUnproducibleTypesMatchReference() {
-        let rows = 9, cols = 512
-        for t in [GGMLType.q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1] {
+        for (t, cols) in [GGMLType.q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1].map({ ($0, 512) }) + [(.q6_K, 17408), (.q4_K, 17408)] {
+            let rows = 9
             let bytes = rows * cols / t.blockSize * t.blockBytes
             let buf = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
             defer { buf.deallocate() }
@@ -63,6 +63,42 @@ final class QuantKernelTests: XCTestCase {
             let x = randoms(cols)
             XCTAssertLessThan(relativeError(matvec(w, x, threads: 2), Reference.matvec(w, x)), 2e-5, t.name)
         }
+    }
+
+    /// The four-row interleaved decode layout: same values (dequantized and as stored
+    /// blocks), products equal to the reference at any thread count, prefill unchanged.
+    func testInterleavedLayoutMatchesPlainRows() {
+        let rows = 36, cols = 320
+        for t in [GGMLType.q4_0, .q8_0] {
+            let plain = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))
+            if t == .q8_0 {
+                // GGML's quantizer never writes -128; files may. |w| must stay exact for it.
+                let raw = UnsafeMutableRawPointer(mutating: plain.base)
+                for b in stride(from: 0, to: rows * cols / 32, by: 3) { raw.storeBytes(of: -128, toByteOffset: b * 34 + 2 + b % 32, as: Int8.self) }
+            }
+            guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("\(t.name) not interleaved") }
+            XCTAssertEqual(packed.layout, .interleaved4)
+            XCTAssertEqual(packed.toFloats(), plain.toFloats(), "\(t.name): dequantized values")
+            var a = [UInt8](repeating: 0, count: plain.byteCount), b = a
+            a.withUnsafeMutableBytes { plain.storedRows(0..<rows, into: $0.baseAddress!) }
+            b.withUnsafeMutableBytes { packed.storedRows(0..<rows, into: $0.baseAddress!) }
+            XCTAssertEqual(a, b, "\(t.name): stored blocks")
+            for scale: Float in [0.01, 3, 100] {
+                let x = randoms(cols, scale: scale)
+                let expected = Reference.matvec(plain, x)
+                let y1 = matvec(packed, x, threads: 1), y2 = matvec(packed, x, threads: 2)
+                XCTAssertLessThan(relativeError(y1, expected), 2e-5, t.name)
+                XCTAssertEqual(y1, y2, "\(t.name): same result at any thread count")
+            }
+            let count = 3, x = randoms(count * cols)
+            var y = [Float](repeating: .nan, count: count * rows)
+            Linear.matmul(packed, x, &y, count: count, pool: ThreadPool(threads: 2))
+            XCTAssertLessThan(relativeError(y, Reference.matmul(plain, x, count: count)), 1e-5, t.name)
+        }
+        let odd = Quantizer.quantize(randoms(6 * 64), rows: 6, cols: 64, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
+        XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows not a multiple of 4 stay plain")
+        let k = Quantizer.quantize(randoms(4 * 256), rows: 4, cols: 256, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))
+        XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "K-quants stay plain")
     }
 
     /// Values in [-1, 1]: each format's error stays within one step of its grid (formats

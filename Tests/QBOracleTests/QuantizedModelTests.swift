@@ -55,6 +55,24 @@ final class QuantizedModelTests: XCTestCase {
         }
     }
 
+    /// The interleaved decode layout computes the same model: prefill bitwise equal (same
+    /// dequantized tiles), decode equal up to summation order; GGUF written from it equals
+    /// GGUF written from the plain layout.
+    func testInterleavedDecodeLayoutIsTheSameModel() throws {
+        let base = try tiny()
+        for name in ["q8_0", "q4_0"] {
+            let q = try base.quantized(QuantSpec(name), pool: pool)
+            let packed = try q.interleavedForDecode(pool: pool)
+            XCTAssertEqual(packed.weights.layers[0].wq.layout, .interleaved4, name)
+            XCTAssertEqual(try logits(packed), try logits(q), "\(name) prefill")
+            XCTAssertLessThan(relativeL2(try logits(packed, stepwise: true), try logits(q, stepwise: true)), 1e-5, "\(name) decode")
+            let a = dir.appendingPathComponent("plain-\(name).gguf"), b = dir.appendingPathComponent("packed-\(name).gguf")
+            try GGUFExport.write(q, spec: nil, name: "tiny", extra: [], to: a, pool: pool)
+            try GGUFExport.write(packed, spec: nil, name: "tiny", extra: [], to: b, pool: pool)
+            XCTAssertEqual(try Data(contentsOf: a), try Data(contentsOf: b), "\(name) GGUF bytes")
+        }
+    }
+
     func testGGUFExportMatchesTheModelItWasWrittenFrom() throws {
         let base = try tiny()
         for name in ["f32", "f16", "q8_0", "q4_0", "q4_k"] {

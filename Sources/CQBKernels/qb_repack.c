@@ -1,0 +1,183 @@
+// Four-row interleaved GGML blocks for decode (layout in qb_repack.h). The scalar code is
+// the definition; the AVX2 path is the fast one and is tested equal to it.
+#include "qb_repack.h"
+#include <string.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+typedef uint16_t qb_half;
+static inline float h2f(qb_half h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }
+
+// Quant bytes per row per block and bytes of one group-block (4 scales + 4 rows of quants).
+static int64_t quant_bytes(int32_t type) { return type == QB_Q4_0 ? 16 : type == QB_Q8_0 ? 32 : 0; }
+static int64_t group_block_bytes(int32_t type) { return 4 * (2 + quant_bytes(type)); }
+
+int qb_repack_supported(int32_t type, int64_t rows, int64_t cols) {
+    return quant_bytes(type) > 0 && rows > 0 && rows % 4 == 0 && cols > 0 && cols % 32 == 0;
+}
+
+int64_t qb_repack_bytes(int32_t type, int64_t rows, int64_t cols) {
+    return rows / 4 * (cols / 32) * group_block_bytes(type);
+}
+
+void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols) {
+    int64_t nb = cols / 32, qb = quant_bytes(type), bb = 2 + qb, gbb = group_block_bytes(type);
+    for (int64_t g = g0; g < g1; g++) {
+        uint8_t *out = (uint8_t *)dst + g * nb * gbb;
+        for (int64_t b = 0; b < nb; b++, out += gbb) {
+            for (int r = 0; r < 4; r++) {
+                const uint8_t *blk = (const uint8_t *)src + ((4 * g + r) * nb + b) * bb;
+                memcpy(out + 2 * r, blk, 2);
+                memcpy(out + 8 + qb * r, blk + 2, (size_t)qb);
+            }
+        }
+    }
+}
+
+void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols) {
+    int64_t nb = cols / 32, qb = quant_bytes(type), bb = 2 + qb, gbb = group_block_bytes(type);
+    for (int64_t r = r0; r < r1; r++) {
+        const uint8_t *g = (const uint8_t *)src + (r / 4) * nb * gbb;
+        int lane = (int)(r % 4);
+        uint8_t *out = (uint8_t *)dst + (r - r0) * nb * bb;
+        for (int64_t b = 0; b < nb; b++, g += gbb, out += bb) {
+            memcpy(out, g + 2 * lane, 2);
+            memcpy(out + 2, g + 8 + qb * lane, (size_t)qb);
+        }
+    }
+}
+
+void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols) {
+    int64_t nb = cols / 32, qb = quant_bytes(type), gbb = group_block_bytes(type);
+    for (int64_t r = r0; r < r1; r++, dst += cols) {
+        const uint8_t *g = (const uint8_t *)w + (r / 4) * nb * gbb;
+        int lane = (int)(r % 4);
+        for (int64_t b = 0; b < nb; b++, g += gbb) {
+            qb_half hd;
+            memcpy(&hd, g + 2 * lane, 2);
+            float d = h2f(hd);
+            const uint8_t *q = g + 8 + qb * lane;
+            float *o = dst + 32 * b;
+            if (type == QB_Q4_0) {
+                for (int j = 0; j < 16; j++) {
+                    o[j] = (float)((q[j] & 0xF) - 8) * d;
+                    o[j + 16] = (float)((q[j] >> 4) - 8) * d;
+                }
+            } else {
+                for (int j = 0; j < 32; j++) o[j] = (float)(int8_t)q[j] * d;
+            }
+        }
+    }
+}
+
+// The definition: one row at a time, integer sums per block, as the plain dot products.
+static void matvec_scalar(int32_t type, const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
+    int64_t qb = quant_bytes(type), gbb = group_block_bytes(type);
+    float s[4] = {0, 0, 0, 0};
+    for (int64_t b = 0; b < nb; b++, g += gbb) {
+        for (int r = 0; r < 4; r++) {
+            qb_half hd;
+            memcpy(&hd, g + 2 * r, 2);
+            const uint8_t *q = g + 8 + qb * r;
+            int sum = 0;
+            if (type == QB_Q4_0) {
+                for (int j = 0; j < 16; j++)
+                    sum += ((q[j] & 0xF) - 8) * x[b].qs[j] + ((q[j] >> 4) - 8) * x[b].qs[j + 16];
+            } else {
+                for (int j = 0; j < 32; j++) sum += (int8_t)q[j] * x[b].qs[j];
+            }
+            s[r] += h2f(hd) * x[b].d * (float)sum;
+        }
+    }
+    memcpy(y, s, sizeof s);
+}
+
+#if defined(__AVX2__)
+// Software prefetch this far ahead of the stream: the hardware prefetcher alone leaves a
+// single core at ~12 GB/s on these loops, with it they reach ~17 GB/s (measured on Zen 3,
+// 8192 x 8192 matrices, interleaved medians of 15).
+enum { PREFETCH_Q4 = 4096, PREFETCH_Q8 = 2048 };
+
+static inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+// Sums of the low and high 128-bit halves: [row r, row r+1].
+static inline void hsum_halves(__m256 v, float *lo, float *hi) {
+    __m128 a = _mm256_castps256_ps128(v), b = _mm256_extractf128_ps(v, 1);
+    __m128 t = _mm_hadd_ps(a, b);
+    t = _mm_hadd_ps(t, t);
+    *lo = _mm_cvtss_f32(t);
+    *hi = _mm_cvtss_f32(_mm_movehdup_ps(t));
+}
+
+// Q4_0, four rows. Two rows share one 32-byte load: the low nibbles are values 0..15 of
+// both rows, the high nibbles values 16..31, so each is dotted with one half of the
+// activations broadcast to both lanes. Nibbles are used unsigned and the -8 offset is
+// taken out at the end with the activations' block sums.
+static void q4_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256 acc01 = _mm256_setzero_ps(), acc23 = _mm256_setzero_ps();
+    __m128 off = _mm_setzero_ps();
+    const __m256i lanes01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), lanes23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
+    for (int64_t b = 0; b < nb; b++, g += 72) {
+        _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
+        __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)x[b].qs));
+        __m256i xhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x[b].qs + 16)));
+        __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        off = _mm_fmadd_ps(d, _mm_set1_ps(x[b].s), off);
+        __m256 dd = _mm256_castps128_ps256(_mm_mul_ps(d, _mm_set1_ps(x[b].d)));
+        __m256i q01 = _mm256_loadu_si256((const __m256i *)(g + 8));
+        __m256i q23 = _mm256_loadu_si256((const __m256i *)(g + 40));
+        __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(q01, m4), xlo),
+                                       _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q01, 4), m4), xhi));
+        __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(q23, m4), xlo),
+                                       _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q23, 4), m4), xhi));
+        acc01 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p01, ones)), _mm256_permutevar8x32_ps(dd, lanes01), acc01);
+        acc23 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p23, ones)), _mm256_permutevar8x32_ps(dd, lanes23), acc23);
+    }
+    float o[4];
+    _mm_storeu_ps(o, _mm_mul_ps(off, _mm_set1_ps(8)));
+    float s0, s1, s2, s3;
+    hsum_halves(acc01, &s0, &s1);
+    hsum_halves(acc23, &s2, &s3);
+    y[0] = s0 - o[0];
+    y[1] = s1 - o[1];
+    y[2] = s2 - o[2];
+    y[3] = s3 - o[3];
+}
+
+// Q8_0, four rows: each row's signed quants against the activations with the sign moved
+// onto the activations (|w| is exact even for -128), one activation load for four rows.
+static void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t b = 0; b < nb; b++, g += 136) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
+        __m256i xv = _mm256_loadu_si256((const __m256i *)x[b].qs);
+        __m128 d = _mm_mul_ps(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g)), _mm_set1_ps(x[b].d));
+        __m256 dd = _mm256_castps128_ps256(d);
+        for (int r = 0; r < 4; r++) {
+            __m256i w = _mm256_loadu_si256((const __m256i *)(g + 8 + 32 * r));
+            __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xv, w)), ones);
+            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_permutevar8x32_ps(dd, _mm256_set1_epi32(r)), acc[r]);
+        }
+    }
+    for (int r = 0; r < 4; r++) y[r] = hsum8(acc[r]);
+}
+#endif
+
+void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
+    int64_t nb = cols / 32, gbb = group_block_bytes(type);
+    for (int64_t g = g0; g < g1; g++) {
+        const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
+#if defined(__AVX2__)
+        if (type == QB_Q4_0) { q4_0x4(grp, x, y + 4 * g, nb); continue; }
+        if (type == QB_Q8_0) { q8_0x4(grp, x, y + 4 * g, nb); continue; }
+#endif
+        matvec_scalar(type, grp, x, y + 4 * g, nb);
+    }
+}

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import QBKernels
+
+extension LlamaModel {
+    /// This model with every Q4_0 and Q8_0 matrix repacked into the four-row interleaved
+    /// layout decode streams fastest (`Matrix.interleavedForDecode`). The file pages the
+    /// originals occupied are handed back to the kernel, so the weights are not held twice.
+    /// Logits are unchanged up to summation order; prefill dequantizes either layout.
+    public func interleavedForDecode(pool: ThreadPool) throws -> LlamaModel {
+        var done: [UnsafeRawPointer: Matrix] = [:]
+        func convert(_ m: Matrix) -> Matrix {
+            if let d = done[m.base] { return d }
+            guard let out = m.interleavedForDecode(pool: pool) else { return m }
+            (m.owner as? MappedFile)?.release(m.base, count: m.byteCount)
+            done[m.base] = out
+            return out
+        }
+        let w = weights
+        let layers = w.layers.map { l in
+            LayerWeights(
+                attentionNorm: l.attentionNorm, wq: convert(l.wq), wk: convert(l.wk), wv: convert(l.wv), wo: convert(l.wo),
+                ffnNorm: l.ffnNorm, gate: convert(l.gate), up: convert(l.up), down: convert(l.down))
+        }
+        let repacked = LlamaWeights(
+            embedding: convert(w.embedding), layers: layers, finalNorm: w.finalNorm, output: convert(w.output))
+        if done.isEmpty { return self }
+        return try LlamaModel(
+            config: config, ropeStyle: rope.style, weights: repacked, source: source, stopTokens: stopTokens,
+            bosToken: bosToken, rope: rope)
+    }
+}
+
+extension MappedFile {
+    /// Drops this process's mapping of the whole pages inside `[pointer, pointer + count)`
+    /// (they stay in the page cache; touching them again maps them back).
+    func release(_ pointer: UnsafeRawPointer, count: Int) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (Int(bitPattern: pointer) + page - 1) / page * page
+        let end = (Int(bitPattern: pointer) + count) / page * page
+        let lo = Int(bitPattern: base), hi = lo + size
+        guard end > start, start >= lo, end <= hi else { return }
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, Int32(MADV_DONTNEED))
+    }
+}
