@@ -719,6 +719,72 @@ static float mlx_row_avx2(int32_t bits, int64_t group, const uint8_t *row, const
     }
     return hsum_ps(acc) + bias_acc;
 }
+// Eight consecutive scales (or biases) of dtype `dtype` for blocks [b, b + 8) of a row whose
+// groups span `bpg` blocks, widened to f32 and repeated per block. Reads only the
+// 8 / bpg values those blocks use.
+static inline __m256 mlx_block_scales(const void *p, int32_t dtype, int64_t first, int64_t bpg) {
+    int n = (int)(8 / bpg);
+    __m256 v;
+    if (dtype == QB_F32) {
+        __m128 lo = n >= 4 ? _mm_loadu_ps((const float *)p + first) : n == 2 ? _mm_castpd_ps(_mm_load_sd((const double *)((const float *)p + first))) : _mm_load_ss((const float *)p + first);
+        v = n == 8 ? _mm256_loadu_ps((const float *)p + first) : _mm256_castps128_ps256(lo);
+    } else {
+        const uint16_t *h = (const uint16_t *)p + first;
+        __m128i raw = n == 8 ? _mm_loadu_si128((const __m128i *)h)
+                    : n == 4 ? _mm_loadl_epi64((const __m128i *)h)
+                    : _mm_cvtsi32_si128((int32_t)((uint32_t)h[0] | (uint32_t)h[1] << 16));
+        v = dtype == QB_F16 ? _mm256_cvtph_ps(raw) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
+    }
+    if (bpg == 1) return v;
+    const __m256i idx = bpg == 2 ? _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3)
+                      : bpg == 4 ? _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1) : _mm256_setzero_si256();
+    return _mm256_permutevar8x32_ps(v, idx);
+}
+
+// 4-bit MLX rows, eight blocks per step. Bytes hold (even, odd) value pairs, so 32 bytes
+// (two blocks) give the even values of both blocks in their low nibbles and the odd ones
+// in their high nibbles; `xe`/`xo` hold the activations regrouped the same way, once per
+// call. Each block's scale times its activation scale multiplies its four integer lanes;
+// biases times the activation block sums accumulate on the side.
+static float mlx4_row(const uint8_t *row, const void *scales, const void *biases, int32_t sdtype, int64_t srow,
+                      int64_t bpg, const __m256i *xe, const __m256i *xo, const float *xd, const float *xs, int64_t blocks) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 accb = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; b += 8) {
+        _mm_prefetch((const char *)(row + 16 * b) + 1024, _MM_HINT_T0);
+        _mm_prefetch((const char *)(row + 16 * b) + 1088, _MM_HINT_T0);
+        int64_t g = srow + b / bpg;
+        __m256 sd = _mm256_mul_ps(mlx_block_scales(scales, sdtype, g, bpg), _mm256_loadu_ps(xd + b));
+        accb = _mm256_fmadd_ps(mlx_block_scales(biases, sdtype, g, bpg), _mm256_loadu_ps(xs + b), accb);
+        for (int k = 0; k < 4; k++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(row + 16 * b + 32 * k));
+            int64_t pr = b / 2 + k;
+            __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(q, m4), xe[pr]),
+                                         _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), xo[pr]));
+            __m256 lanes = _mm256_permutevar8x32_ps(sd, _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1));
+            acc[k & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones)), lanes, acc[k & 1]);
+        }
+    }
+    return hsum_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), accb));
+}
+
+// Activations for mlx4_row: for each pair of blocks, their even values then their odd ones.
+static void mlx4_regroup(const qb_q8a *x, int64_t blocks, __m256i *xe, __m256i *xo, float *xd, float *xs) {
+    const __m256i evens_odds = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                                0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    for (int64_t b = 0; b < blocks; b += 2) {
+        // Within each block: 16 evens then 16 odds (per 128-bit lane: 8 + 8).
+        __m256i a0 = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)x[b].qs), evens_odds), 0xD8);
+        __m256i a1 = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)x[b + 1].qs), evens_odds), 0xD8);
+        xe[b / 2] = _mm256_permute2x128_si256(a0, a1, 0x20);
+        xo[b / 2] = _mm256_permute2x128_si256(a0, a1, 0x31);
+    }
+    for (int64_t b = 0; b < blocks; b++) {
+        xd[b] = x[b].d;
+        xs[b] = x[b].s;
+    }
+}
 #endif
 
 // Sum over one group of q * a (integer, per 32-value block scaled by the block's d).
@@ -767,6 +833,20 @@ void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *s
     int64_t group_bytes = group * bits / 8;
     float offset = bits == 8 ? 128.0f : 0.0f;
 #if defined(__AVX2__)
+    if (bits == 4 && blocks <= 8 && (cols / 32) % 8 == 0 && cols <= 65536) {
+        int64_t nblk = cols / 32;
+        __m256i *xe = aligned_alloc(32, (size_t)nblk * 32), *xo = aligned_alloc(32, (size_t)nblk * 32);
+        float *xd = malloc((size_t)nblk * 2 * sizeof(float));
+        if (xe && xo && xd) {
+            mlx4_regroup(x, nblk, xe, xo, xd, xd + nblk);
+            for (int64_t r = r0; r < r1; r++)
+                y[r] = mlx4_row((const uint8_t *)(w + r * words), scales, biases, sdtype, r * groups, blocks, xe, xo, xd, xd + nblk, nblk);
+        }
+        free(xe);
+        free(xo);
+        free(xd);
+        if (xe && xo && xd) return;
+    }
     if (groups <= 4096) {
         // Per-group activation sums and (4-bit) regrouped activations, once per call.
         float asum[4096];

@@ -71,8 +71,16 @@ extension ModelInfo {
 }
 
 extension LlamaModel {
-    /// Weights in the model's tensors (norms included).
-    public var parameterCount: Int { source.tensors.reduce(0) { $0 + $1.elements } }
+    /// Weights of the model (norms included, a tied head counted once), counted as values
+    /// whatever their packing: MLX's packed words, scales and biases do not add parameters.
+    public var parameterCount: Int {
+        logicalMatrices.reduce(0) { $0 + $1.elementCount } + (weights.layers.count * 2 + 1) * config.hiddenSize
+    }
+
+    /// Every weight matrix once (a tied head is the embedding).
+    var logicalMatrices: [Matrix] {
+        [weights.embedding] + weights.layers.flatMap { $0.matrices.map(\.1) } + (config.tied ? [] : [weights.output])
+    }
 
     /// Bits per weight over all tensors, as `inspect` reports it.
     public var bitsPerWeight: Double {
@@ -97,8 +105,7 @@ extension LlamaModel {
 
     /// The most common matrix format (what llama-bench's type column names, e.g. Q4_0).
     public var dominantFormat: String {
-        let matrices = source.tensors.filter { $0.shape.count == 2 }
-        let byBytes = Dictionary(grouping: matrices, by: \.dtype).mapValues { $0.reduce(0) { $0 + $1.elements } }
+        let byBytes = Dictionary(grouping: logicalMatrices, by: \.format.name).mapValues { $0.reduce(0) { $0 + $1.elementCount } }
         return byBytes.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? "F32"
     }
 
