@@ -46,13 +46,15 @@ public enum Linear {
     }
 
     /// Y = X Wᵀ for `count` activation rows (prefill): X is `[count][w.cols]`, Y is
-    /// `[count][w.rows]`. One activation row takes the matvec path; more go through
-    /// OpenBLAS sgemm on tiles of weight rows (widened to f32 per tile when stored narrower).
+    /// `[count][w.rows]`. One activation row takes the matvec path; with more, 4-bit weights
+    /// go through int8 products (`matmulU4`), others through OpenBLAS sgemm on tiles of
+    /// weight rows (widened to f32 per tile when stored narrower).
     public static func matmul(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int,
         pool: ThreadPool
     ) {
         if count == 1 { return matvec(w, x, y, pool: pool) }
+        if U4Tiles.fits(w) { return matmulU4(w, x, y, count: count, pool: pool) }
         BLASSetup.once
         let tiles = (w.rows + rowTile - 1) / rowTile
         let k = Int32(w.cols), n = Int32(w.rows), m = Int32(count)
@@ -72,6 +74,68 @@ public enum Linear {
                     CblasRowMajor, CblasNoTrans, CblasTrans, m, Int32(rows), k,
                     1, x, k, b, k, 0, y + r0, n)
             }
+        }
+    }
+}
+
+extension Linear {
+    /// Whether products with `w` over several activation rows quantize the activations to
+    /// int8 (4-bit weights) rather than widening the weights to f32.
+    public static func prefillQuantizesActivations(_ w: Matrix) -> Bool { U4Tiles.fits(w) }
+
+    /// Tiles of 8 weight rows per task group; activation rows per pass over a group (their
+    /// int8 blocks stay in L2 while every tile of the group is multiplied with them).
+    static let u4TilesPerTask = 4
+    static let u4ColumnBlock = 16
+
+    /// Y = X Wᵀ for 4-bit weights on int8 dot products: X quantized per 32 values (as
+    /// decode does), weights unpacked once per product into 8-row tiles (`qb_gemm.h`).
+    static func matmulU4(
+        _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
+    ) {
+        let nb = w.cols / 32, cols = Int64(w.cols), rows = w.rows
+        let xq = pool.activationScratch(bytes: count * nb * MemoryLayout<qb_q8a>.stride)
+            .bindMemory(to: qb_q8a.self, capacity: count * nb)
+        pool.parallelFor(count, grain: 8) { range, _ in
+            for c in range { qb_quantize_q8a(x + c * w.cols, xq + c * nb, cols) }
+        }
+        let tileBytes = nb * Int(QB_U4X8_BLOCK_BYTES)
+        let tiles = rows / 8
+        pool.parallelFor(tiles, grain: u4TilesPerTask) { range, thread in
+            let scratch = UnsafeMutableRawPointer(pool.scratch(thread: thread, floats: (range.count * tileBytes + 3) / 4))
+                .assumingMemoryBound(to: UInt8.self)
+            for (i, t) in range.enumerated() { U4Tiles.pack(w, rows: t * 8, into: scratch + i * tileBytes) }
+            var c0 = 0
+            while c0 < count {
+                let n = min(u4ColumnBlock, count - c0)
+                for (i, t) in range.enumerated() {
+                    qb_gemm_u4x8(scratch + i * tileBytes, xq + c0 * nb, Int64(n), cols, y + c0 * rows + t * 8, Int64(rows))
+                }
+                c0 += n
+            }
+        }
+    }
+}
+
+/// Which matrices the 4-bit int8 product takes, and how their rows are unpacked.
+enum U4Tiles {
+    static func fits(_ w: Matrix) -> Bool {
+        guard w.rows % 8 == 0, w.cols % 32 == 0 else { return false }
+        switch w.format {
+        case .ggml(.q4_0): return true
+        case .ggml(.q4_K): return w.layout == .rows
+        case .mlx(let q): return q.bits == 4 && w.layout == .rows
+        default: return false
+        }
+    }
+
+    static func pack(_ w: Matrix, rows r0: Int, into tile: UnsafeMutablePointer<UInt8>) {
+        if case .mlx(let q) = w.format {
+            qb_pack_u4x8_mlx(
+                Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases, q.scaleType.ggmlID,
+                Int64(r0), Int64(w.cols), tile)
+        } else {
+            qb_pack_u4x8_ggml(w.format.ggmlID, w.layout == .interleaved4 ? 1 : 0, w.base, Int64(r0), Int64(w.cols), tile)
         }
     }
 }

@@ -1,5 +1,6 @@
 import XCTest
 @testable import QBKernels
+import CQBKernels
 
 /// The quantized kernels against their references on fresh random inputs.
 final class QuantKernelTests: XCTestCase {
@@ -99,6 +100,53 @@ final class QuantKernelTests: XCTestCase {
         XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows not a multiple of 4 stay plain")
         let k = Quantizer.quantize(randoms(4 * 256), rows: 4, cols: 256, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))
         XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "K-quants stay plain")
+    }
+
+    /// Prefill of 4-bit weights runs on int8 dot products over 8-row tiles: equal to the
+    /// reference with activations quantized as decode quantizes them, for every layout and
+    /// scale type, with activation counts that leave remainders of the 4-row passes, and the
+    /// same at any thread count.
+    func testFourBitPrefillMatchesReferenceWithQuantizedActivations() {
+        let rows = 48, cols = 512
+        var cases: [(String, Matrix)] = []
+        let q40 = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 2))
+        cases.append(("Q4_0", q40))
+        cases.append(("Q4_0 interleaved", q40.interleavedForDecode(pool: ThreadPool(threads: 1))!))
+        cases.append(("Q4_K", Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 2))))
+        for group in [32, 64, 128] {
+            let m = Quantizer.quantize(
+                randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 4, groupSize: group, scaleType: .f32)),
+                pool: ThreadPool(threads: 2))
+            cases.append(("MLX g\(group) f32", m))
+            for narrow in [DType.f16, .bf16] {
+                // The same packed values with scales and biases narrowed (as MLX files store them).
+                let n = rows * cols / group
+                let s = UnsafeMutablePointer<UInt16>.allocate(capacity: 2 * n)
+                let f = m.scales!.assumingMemoryBound(to: Float.self), b = m.biases!.assumingMemoryBound(to: Float.self)
+                let convert = narrow == .f16 ? qb_f32_to_f16 : qb_f32_to_bf16
+                convert(f, s, Int64(n))
+                convert(b, s + n, Int64(n))
+                let owner = FloatBuffer(count: 1)
+                addTeardownBlock { s.deallocate(); _ = owner }
+                cases.append((
+                    "MLX g\(group) \(narrow)",
+                    Matrix(
+                        format: .mlx(.init(bits: 4, groupSize: group, scaleType: narrow)), rows: rows, cols: cols, base: m.base,
+                        scales: UnsafeRawPointer(s), biases: UnsafeRawPointer(s + n), owner: m.owner)))
+            }
+        }
+        for (name, w) in cases {
+            XCTAssertTrue(U4Tiles.fits(w), name)
+            for count in [2, 5, 17] {
+                let x = randoms(count * cols, scale: 2)
+                let expected = (0..<count).flatMap { Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)])) }
+                var y1 = [Float](repeating: .nan, count: count * rows), y2 = y1
+                Linear.matmul(w, x, &y1, count: count, pool: ThreadPool(threads: 1))
+                Linear.matmul(w, x, &y2, count: count, pool: ThreadPool(threads: 2))
+                XCTAssertLessThan(relativeError(y1, expected), 2e-5, "\(name) x \(count)")
+                XCTAssertEqual(y1, y2, "\(name) x \(count): same at any thread count")
+            }
+        }
     }
 
     /// Values in [-1, 1]: each format's error stays within one step of its grid (formats

@@ -1,0 +1,155 @@
+// Prefill products of 4-bit weights with int8 activations (layout in qb_gemm.h). The scalar
+// loop is the definition; the AVX2 path keeps per-row sums of up to 8 x 4 products in
+// 16-bit lanes (15 x 127 x 2 x 8 = 30480 fits), widens once per 32 values and applies
+// D x (activation scale) and M x (activation block sum) in f32.
+#include "qb_gemm.h"
+#include <string.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+typedef uint16_t qb_half;
+static inline float h2f(qb_half h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }
+static inline float bf2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+static inline float scale_at(const void *p, int32_t dtype, int64_t i) {
+    switch (dtype) {
+    case QB_F16: return h2f(((const qb_half *)p)[i]);
+    case QB_BF16: return bf2f(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
+// Writes one row's 32 values, scale and offset into block `b` of the tile at lane `r`.
+static inline void put(uint8_t *tile, int64_t b, int r, const uint8_t v[32], float d, float m) {
+    uint8_t *blk = tile + b * QB_U4X8_BLOCK_BYTES;
+    memcpy(blk + 4 * r, &d, 4);
+    memcpy(blk + 32 + 4 * r, &m, 4);
+    for (int s = 0; s < 8; s++) memcpy(blk + 64 + 32 * s + 4 * r, v + 4 * s, 4);
+}
+
+void qb_pack_u4x8_ggml(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    uint8_t v[32];
+    for (int r = 0; r < 8; r++) {
+        int64_t row = r0 + r;
+        if (type == QB_Q4_0) {
+            int64_t nb = cols / 32;
+            for (int64_t b = 0; b < nb; b++) {
+                const uint8_t *qs;
+                qb_half hd;
+                if (interleaved) {
+                    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * 72;
+                    memcpy(&hd, g + 2 * (row % 4), 2);
+                    qs = g + 8 + 16 * (row % 4);
+                } else {
+                    const uint8_t *blk = (const uint8_t *)w + (row * nb + b) * 18;
+                    memcpy(&hd, blk, 2);
+                    qs = blk + 2;
+                }
+                for (int j = 0; j < 16; j++) {
+                    v[j] = qs[j] & 0xF;
+                    v[j + 16] = qs[j] >> 4;
+                }
+                float d = h2f(hd);
+                put(tile, b, r, v, d, -8.0f * d);
+            }
+        } else {  // Q4_K: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles
+            int64_t nb = cols / 256;
+            for (int64_t i = 0; i < nb; i++) {
+                const uint8_t *blk = (const uint8_t *)w + (row * nb + i) * 144;
+                qb_half hd, hm;
+                memcpy(&hd, blk, 2);
+                memcpy(&hm, blk + 2, 2);
+                const uint8_t *sc = blk + 4, *qs = blk + 16;
+                for (int j = 0; j < 8; j++) {
+                    int s, m;
+                    if (j < 4) {
+                        s = sc[j] & 63;
+                        m = sc[j + 4] & 63;
+                    } else {
+                        s = (sc[j + 4] & 0xF) | ((sc[j - 4] >> 6) << 4);
+                        m = (sc[j + 4] >> 4) | ((sc[j] >> 6) << 4);
+                    }
+                    const uint8_t *q = qs + 32 * (j / 2);
+                    for (int l = 0; l < 32; l++) v[l] = (j & 1) ? q[l] >> 4 : q[l] & 0xF;
+                    put(tile, 8 * i + j, r, v, h2f(hd) * (float)s, -h2f(hm) * (float)m);
+                }
+            }
+        }
+    }
+}
+
+void qb_pack_u4x8_mlx(int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,
+                      int64_t r0, int64_t cols, uint8_t *tile) {
+    uint8_t v[32];
+    int64_t nb = cols / 32, groups = cols / group;
+    for (int r = 0; r < 8; r++) {
+        int64_t row = r0 + r;
+        const uint8_t *bytes = (const uint8_t *)(w + row * (cols / 8));
+        for (int64_t b = 0; b < nb; b++) {
+            for (int j = 0; j < 32; j++) v[j] = (bytes[16 * b + j / 2] >> (4 * (j & 1))) & 0xF;
+            int64_t g = row * groups + 32 * b / group;
+            put(tile, b, r, v, scale_at(scales, sdtype, g), scale_at(biases, sdtype, g));
+        }
+    }
+}
+
+static void gemm_scalar(const uint8_t *tile, const qb_q8a *x, float *y, int64_t nb) {
+    float acc[8] = {0};
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = tile + b * QB_U4X8_BLOCK_BYTES;
+        for (int r = 0; r < 8; r++) {
+            int sum = 0;
+            for (int s = 0; s < 8; s++)
+                for (int t = 0; t < 4; t++) sum += blk[64 + 32 * s + 4 * r + t] * x[b].qs[4 * s + t];
+            float d, m;
+            memcpy(&d, blk + 4 * r, 4);
+            memcpy(&m, blk + 32 + 4 * r, 4);
+            acc[r] += d * x[b].d * (float)sum + m * x[b].s;
+        }
+    }
+    memcpy(y, acc, sizeof acc);
+}
+
+#if defined(__AVX2__)
+// Four activation rows per pass: each 32-byte step of weights is loaded once for all four.
+static void gemm_x4(const uint8_t *tile, const qb_q8a *x0, const qb_q8a *x1, const qb_q8a *x2, const qb_q8a *x3,
+                    float *y0, float *y1, float *y2, float *y3, int64_t nb) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = tile + b * QB_U4X8_BLOCK_BYTES;
+        __m256i p0 = _mm256_setzero_si256(), p1 = _mm256_setzero_si256(), p2 = _mm256_setzero_si256(), p3 = _mm256_setzero_si256();
+        for (int s = 0; s < 8; s++) {
+            __m256i wv = _mm256_load_si256((const __m256i *)(blk + 64 + 32 * s));
+            int32_t v0, v1, v2, v3;
+            memcpy(&v0, x0[b].qs + 4 * s, 4);
+            memcpy(&v1, x1[b].qs + 4 * s, 4);
+            memcpy(&v2, x2[b].qs + 4 * s, 4);
+            memcpy(&v3, x3[b].qs + 4 * s, 4);
+            p0 = _mm256_add_epi16(p0, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(v0)));
+            p1 = _mm256_add_epi16(p1, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(v1)));
+            p2 = _mm256_add_epi16(p2, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(v2)));
+            p3 = _mm256_add_epi16(p3, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(v3)));
+        }
+        __m256 d = _mm256_load_ps((const float *)blk), m = _mm256_load_ps((const float *)(blk + 32));
+        a0 = _mm256_fmadd_ps(m, _mm256_set1_ps(x0[b].s), _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p0, ones)), _mm256_mul_ps(d, _mm256_set1_ps(x0[b].d)), a0));
+        a1 = _mm256_fmadd_ps(m, _mm256_set1_ps(x1[b].s), _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p1, ones)), _mm256_mul_ps(d, _mm256_set1_ps(x1[b].d)), a1));
+        a2 = _mm256_fmadd_ps(m, _mm256_set1_ps(x2[b].s), _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p2, ones)), _mm256_mul_ps(d, _mm256_set1_ps(x2[b].d)), a2));
+        a3 = _mm256_fmadd_ps(m, _mm256_set1_ps(x3[b].s), _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p3, ones)), _mm256_mul_ps(d, _mm256_set1_ps(x3[b].d)), a3));
+    }
+    _mm256_storeu_ps(y0, a0);
+    _mm256_storeu_ps(y1, a1);
+    _mm256_storeu_ps(y2, a2);
+    _mm256_storeu_ps(y3, a3);
+}
+#endif
+
+void qb_gemm_u4x8(const uint8_t *tile, const qb_q8a *x, int64_t count, int64_t cols, float *y, int64_t ystride) {
+    int64_t nb = cols / 32, c = 0;
+#if defined(__AVX2__)
+    for (; c + 3 < count; c += 4)
+        gemm_x4(tile, x + c * nb, x + (c + 1) * nb, x + (c + 2) * nb, x + (c + 3) * nb, y + c * ystride,
+                y + (c + 1) * ystride, y + (c + 2) * ystride, y + (c + 3) * ystride, nb);
+#endif
+    for (; c < count; c++) gemm_scalar(tile, x + c * nb, y + c * ystride, nb);
+}
