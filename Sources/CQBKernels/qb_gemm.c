@@ -153,3 +153,114 @@ void qb_gemm_u4x8(const uint8_t *tile, const qb_q8a *x, int64_t count, int64_t c
 #endif
     for (; c < count; c++) gemm_scalar(tile, x + c * nb, y + c * ystride, nb);
 }
+
+// ---------------------------------------------------------------------------------------
+// Q6_K: 16-value halves each with their own scale; 16-bit lanes hold two steps at most
+// (63 x 127 x 2 x 2 = 32004).
+
+void qb_q8a_sums16(const qb_q8a *x, int64_t blocks, float *s16) {
+    for (int64_t b = 0; b < blocks; b++) {
+        for (int h = 0; h < 2; h++) {
+            int sum = 0;
+            for (int j = 0; j < 16; j++) sum += x[b].qs[16 * h + j];
+            s16[2 * b + h] = x[b].d * (float)sum;
+        }
+    }
+}
+
+void qb_pack_u6x8_q6k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t nb = cols / 256;
+    for (int r = 0; r < 8; r++) {
+        for (int64_t i = 0; i < nb; i++) {
+            const uint8_t *blk = (const uint8_t *)w + ((r0 + r) * nb + i) * 210;
+            const uint8_t *ql = blk, *qh = blk + 128;
+            const int8_t *sc = (const int8_t *)(blk + 192);
+            qb_half hd;
+            memcpy(&hd, blk + 208, 2);
+            float d = h2f(hd);
+            uint8_t v[256];
+            for (int n = 0; n < 2; n++) {
+                for (int l = 0; l < 32; l++) {
+                    const uint8_t *a = ql + 64 * n, *h = qh + 32 * n;
+                    v[128 * n + l] = (uint8_t)((a[l] & 0xF) | (((h[l] >> 0) & 3) << 4));
+                    v[128 * n + l + 32] = (uint8_t)((a[l + 32] & 0xF) | (((h[l] >> 2) & 3) << 4));
+                    v[128 * n + l + 64] = (uint8_t)((a[l] >> 4) | (((h[l] >> 4) & 3) << 4));
+                    v[128 * n + l + 96] = (uint8_t)((a[l + 32] >> 4) | (((h[l] >> 6) & 3) << 4));
+                }
+            }
+            for (int j = 0; j < 8; j++) {
+                uint8_t *out = tile + (8 * i + j) * QB_U6X8_BLOCK_BYTES;
+                for (int hh = 0; hh < 2; hh++) {
+                    float dd = d * (float)sc[2 * j + hh], mm = -32.0f * dd;
+                    memcpy(out + 32 * hh + 4 * r, &dd, 4);
+                    memcpy(out + 64 + 32 * hh + 4 * r, &mm, 4);
+                }
+                for (int s = 0; s < 8; s++) memcpy(out + 128 + 32 * s + 4 * r, v + 32 * j + 4 * s, 4);
+            }
+        }
+    }
+}
+
+static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const float *s16, float *y, int64_t nb) {
+    float acc[8] = {0};
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = tile + b * QB_U6X8_BLOCK_BYTES;
+        for (int r = 0; r < 8; r++) {
+            for (int h = 0; h < 2; h++) {
+                int sum = 0;
+                for (int s = 4 * h; s < 4 * h + 4; s++)
+                    for (int t = 0; t < 4; t++) sum += blk[128 + 32 * s + 4 * r + t] * x[b].qs[4 * s + t];
+                float d, m;
+                memcpy(&d, blk + 32 * h + 4 * r, 4);
+                memcpy(&m, blk + 64 + 32 * h + 4 * r, 4);
+                acc[r] += d * x[b].d * (float)sum + m * s16[2 * b + h];
+            }
+        }
+    }
+    memcpy(y, acc, sizeof acc);
+}
+
+#if defined(__AVX2__)
+static inline __m256i bcast4(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// Two activation rows per pass (the 16-bit partial sums of four halves stay in registers).
+static void gemm6_x2(const uint8_t *tile, const qb_q8a *x0, const qb_q8a *x1, const float *s0, const float *s1,
+                     float *y0, float *y1, int64_t nb) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = tile + b * QB_U6X8_BLOCK_BYTES;
+        for (int h = 0; h < 2; h++) {
+            __m256i i0 = _mm256_setzero_si256(), i1 = _mm256_setzero_si256();
+            for (int s = 4 * h; s < 4 * h + 4; s += 2) {
+                __m256i w0 = _mm256_load_si256((const __m256i *)(blk + 128 + 32 * s));
+                __m256i w1 = _mm256_load_si256((const __m256i *)(blk + 160 + 32 * s));
+                __m256i p0 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(x0[b].qs + 4 * s)), _mm256_maddubs_epi16(w1, bcast4(x0[b].qs + 4 * s + 4)));
+                __m256i p1 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(x1[b].qs + 4 * s)), _mm256_maddubs_epi16(w1, bcast4(x1[b].qs + 4 * s + 4)));
+                i0 = _mm256_add_epi32(i0, _mm256_madd_epi16(p0, ones));
+                i1 = _mm256_add_epi32(i1, _mm256_madd_epi16(p1, ones));
+            }
+            __m256 d = _mm256_load_ps((const float *)(blk + 32 * h)), m = _mm256_load_ps((const float *)(blk + 64 + 32 * h));
+            a0 = _mm256_fmadd_ps(m, _mm256_set1_ps(s0[2 * b + h]), _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(d, _mm256_set1_ps(x0[b].d)), a0));
+            a1 = _mm256_fmadd_ps(m, _mm256_set1_ps(s1[2 * b + h]), _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(d, _mm256_set1_ps(x1[b].d)), a1));
+        }
+    }
+    _mm256_storeu_ps(y0, a0);
+    _mm256_storeu_ps(y1, a1);
+}
+#endif
+
+void qb_gemm_u6x8(const uint8_t *tile, const qb_q8a *x, const float *s16, int64_t count, int64_t cols, float *y,
+                  int64_t ystride) {
+    int64_t nb = cols / 32, c = 0;
+#if defined(__AVX2__)
+    for (; c + 1 < count; c += 2)
+        gemm6_x2(tile, x + c * nb, x + (c + 1) * nb, s16 + c * 2 * nb, s16 + (c + 1) * 2 * nb, y + c * ystride,
+                 y + (c + 1) * ystride, nb);
+#endif
+    for (; c < count; c++) gemm6_scalar(tile, x + c * nb, s16 + c * 2 * nb, y + c * ystride, nb);
+}

@@ -88,20 +88,25 @@ extension Linear {
     static let u4TilesPerTask = 4
     static let u4ColumnBlock = 16
 
-    /// Y = X Wᵀ for 4-bit weights on int8 dot products: X quantized per 32 values (as
-    /// decode does), weights unpacked once per product into 8-row tiles (`qb_gemm.h`).
+    /// Y = X Wᵀ for 4- and 6-bit weights on int8 dot products: X quantized per 32 values
+    /// (as decode does), weights unpacked once per product into 8-row tiles (`qb_gemm.h`).
     static func matmulU4(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
     ) {
         let nb = w.cols / 32, cols = Int64(w.cols), rows = w.rows
-        let xq = pool.activationScratch(bytes: count * nb * MemoryLayout<qb_q8a>.stride)
-            .bindMemory(to: qb_q8a.self, capacity: count * nb)
+        let sixBit = w.format == .ggml(.q6_K)
+        let xBytes = count * nb * MemoryLayout<qb_q8a>.stride
+        let raw = pool.activationScratch(bytes: xBytes + (sixBit ? count * nb * 8 : 0))
+        let xq = raw.bindMemory(to: qb_q8a.self, capacity: count * nb)
+        let s16 = (raw + xBytes).assumingMemoryBound(to: Float.self)
         pool.parallelFor(count, grain: 8) { range, _ in
-            for c in range { qb_quantize_q8a(x + c * w.cols, xq + c * nb, cols) }
+            for c in range {
+                qb_quantize_q8a(x + c * w.cols, xq + c * nb, cols)
+                if sixBit { qb_q8a_sums16(xq + c * nb, Int64(nb), s16 + c * nb * 2) }
+            }
         }
-        let tileBytes = nb * Int(QB_U4X8_BLOCK_BYTES)
-        let tiles = rows / 8
-        pool.parallelFor(tiles, grain: u4TilesPerTask) { range, thread in
+        let tileBytes = nb * Int(sixBit ? QB_U6X8_BLOCK_BYTES : QB_U4X8_BLOCK_BYTES)
+        pool.parallelFor(rows / 8, grain: u4TilesPerTask) { range, thread in
             let scratch = UnsafeMutableRawPointer(pool.scratch(thread: thread, floats: (range.count * tileBytes + 3) / 4))
                 .assumingMemoryBound(to: UInt8.self)
             for (i, t) in range.enumerated() { U4Tiles.pack(w, rows: t * 8, into: scratch + i * tileBytes) }
@@ -109,7 +114,12 @@ extension Linear {
             while c0 < count {
                 let n = min(u4ColumnBlock, count - c0)
                 for (i, t) in range.enumerated() {
-                    qb_gemm_u4x8(scratch + i * tileBytes, xq + c0 * nb, Int64(n), cols, y + c0 * rows + t * 8, Int64(rows))
+                    let tile = scratch + i * tileBytes, out = y + c0 * rows + t * 8
+                    if sixBit {
+                        qb_gemm_u6x8(tile, xq + c0 * nb, s16 + c0 * nb * 2, Int64(n), cols, out, Int64(rows))
+                    } else {
+                        qb_gemm_u4x8(tile, xq + c0 * nb, Int64(n), cols, out, Int64(rows))
+                    }
                 }
                 c0 += n
             }
@@ -117,13 +127,13 @@ extension Linear {
     }
 }
 
-/// Which matrices the 4-bit int8 product takes, and how their rows are unpacked.
+/// Which matrices the int8 product takes, and how their rows are unpacked.
 enum U4Tiles {
     static func fits(_ w: Matrix) -> Bool {
         guard w.rows % 8 == 0, w.cols % 32 == 0 else { return false }
         switch w.format {
         case .ggml(.q4_0): return true
-        case .ggml(.q4_K): return w.layout == .rows
+        case .ggml(.q4_K), .ggml(.q6_K): return w.layout == .rows
         case .mlx(let q): return q.bits == 4 && w.layout == .rows
         default: return false
         }
@@ -134,6 +144,8 @@ enum U4Tiles {
             qb_pack_u4x8_mlx(
                 Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases, q.scaleType.ggmlID,
                 Int64(r0), Int64(w.cols), tile)
+        } else if w.format == .ggml(.q6_K) {
+            qb_pack_u6x8_q6k(w.base, Int64(r0), Int64(w.cols), tile)
         } else {
             qb_pack_u4x8_ggml(w.format.ggmlID, w.layout == .interleaved4 ? 1 : 0, w.base, Int64(r0), Int64(w.cols), tile)
         }

@@ -20,6 +20,28 @@ final class QuantKernelTests: XCTestCase {
         .dense(.f16), .dense(.bf16),
     ]
 
+    /// Random but valid blocks of a GGML type (every f16 scale a small normal number; random
+    /// bits would make NaNs), so every bit pattern of the quants and scales is exercised.
+    func randomBlocks(_ t: GGMLType, rows: Int, cols: Int) -> Matrix {
+        let bytes = rows * cols / t.blockSize * t.blockBytes
+        let buf = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        addTeardownBlock { buf.deallocate() }
+        for i in 0..<bytes { buf.storeBytes(of: UInt8.random(in: 0...255, using: &rng), toByteOffset: i, as: UInt8.self) }
+        let halfOffsets: [Int]
+        switch t {
+        case .q6_K: halfOffsets = [208]
+        case .q5_0, .iq4_xs: halfOffsets = [0]
+        default: halfOffsets = [0, 2]
+        }
+        for b in 0..<(bytes / t.blockBytes) {
+            for o in halfOffsets {
+                let v = Float16(Float.random(in: 0.001...0.01, using: &rng) * (Bool.random() ? 1 : -1))
+                buf.storeBytes(of: v.bitPattern, toByteOffset: b * t.blockBytes + o, as: UInt16.self)
+            }
+        }
+        return Matrix(format: .ggml(t), rows: rows, cols: cols, base: UnsafeRawPointer(buf), owner: nil)
+    }
+
     func matvec(_ w: Matrix, _ x: [Float], threads: Int) -> [Float] {
         var y = [Float](repeating: .nan, count: w.rows)
         Linear.matvec(w, x, &y, pool: ThreadPool(threads: threads))
@@ -43,24 +65,7 @@ final class QuantKernelTests: XCTestCase {
     func testUnproducibleTypesMatchReference() {
         for (t, cols) in [GGMLType.q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1].map({ ($0, 512) }) + [(.q6_K, 17408), (.q4_K, 17408)] {
             let rows = 9
-            let bytes = rows * cols / t.blockSize * t.blockBytes
-            let buf = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
-            defer { buf.deallocate() }
-            for i in 0..<bytes { buf.storeBytes(of: UInt8.random(in: 0...255, using: &rng), toByteOffset: i, as: UInt8.self) }
-            // Keep every f16 scale field a small normal number: random bits would make NaNs.
-            let halfOffsets: [Int]
-            switch t {
-            case .q6_K: halfOffsets = [208]
-            case .q5_0, .iq4_xs: halfOffsets = [0]
-            default: halfOffsets = [0, 2]
-            }
-            for b in 0..<(bytes / t.blockBytes) {
-                for o in halfOffsets {
-                    let v = Float16(Float.random(in: 0.001...0.01, using: &rng) * (Bool.random() ? 1 : -1))
-                    buf.storeBytes(of: v.bitPattern, toByteOffset: b * t.blockBytes + o, as: UInt16.self)
-                }
-            }
-            let w = Matrix(format: .ggml(t), rows: rows, cols: cols, base: UnsafeRawPointer(buf), owner: nil)
+            let w = randomBlocks(t, rows: rows, cols: cols)
             let x = randoms(cols)
             XCTAssertLessThan(relativeError(matvec(w, x, threads: 2), Reference.matvec(w, x)), 2e-5, t.name)
         }
@@ -135,6 +140,7 @@ final class QuantKernelTests: XCTestCase {
                         scales: UnsafeRawPointer(s), biases: UnsafeRawPointer(s + n), owner: m.owner)))
             }
         }
+        cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
         for (name, w) in cases {
             XCTAssertTrue(U4Tiles.fits(w), name)
             for count in [2, 5, 17] {

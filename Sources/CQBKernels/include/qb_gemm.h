@@ -22,4 +22,14 @@ void qb_pack_u4x8_mlx(int64_t group, const uint32_t *w, const void *scales, cons
 // activations are q8a blocks, cols / 32 per row.
 void qb_gemm_u4x8(const uint8_t *tile, const qb_q8a *x, int64_t count, int64_t cols, float *y, int64_t ystride);
 
+// Q6_K tiles: per 32 columns, D[2][8] and M[2][8] as f32 (one pair per 16 values: D = d * sc,
+// M = -32 d * sc), then the 8 steps of 6-bit values (0..63) as above. Products against
+// activations need their sums per 16 values as well (`s16`: d * sum(q), cols / 16 per row).
+#define QB_U6X8_BLOCK_BYTES 384
+void qb_pack_u6x8_q6k(const void *w, int64_t r0, int64_t cols, uint8_t *tile);
+void qb_gemm_u6x8(const uint8_t *tile, const qb_q8a *x, const float *s16, int64_t count, int64_t cols, float *y,
+                  int64_t ystride);
+// s16 for `count` rows of q8a activations.
+void qb_q8a_sums16(const qb_q8a *x, int64_t blocks, float *s16);
+
 #endif
