@@ -3,6 +3,9 @@
 // reduction is split across vector lanes in an order fixed by the loop itself.
 #include "qb_kernels.h"
 #include <string.h>
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 // QB_REASSOC opens a block whose float reductions may be reassociated (vectorized).
 #define QB_REASSOC _Pragma("clang fp reassociate(on)")
@@ -90,18 +93,65 @@ void qb_rmsnorm(const float *x, const float *weight, float *out, int64_t n, floa
     for (int64_t i = 0; i < n; i++) out[i] = weight[i] * (x[i] * inv);
 }
 
+#if defined(__AVX2__)
+// e^x for 8 floats: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact
+// product), e^r by its degree-6 Taylor polynomial (error below 2 ulp), times 2^n built in
+// the exponent bits. Below -87.3 the result flushes to 0, above 88.7 it saturates.
+static inline __m256 exp8(__m256 x) {
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.33654f)), _mm256_set1_ps(88.72283f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-6f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 720);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    // 2^n as two factors so n = -126 .. 128 stays representable.
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i h = _mm256_srai_epi32(ni, 1);
+    __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
+    __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), _mm256_set1_epi32(127)), 23));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
+    return _mm256_and_ps(y, _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_GT_OQ));
+}
+#endif
+
 void qb_softmax(float *x, int64_t n) {
     if (n <= 0) return;
     float m = x[0];
     for (int64_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
     float s = 0;
-    for (int64_t i = 0; i < n; i++) { x[i] = expf(x[i] - m); s += x[i]; }
+    int64_t i = 0;
+#if defined(__AVX2__)
+    __m256 vs = _mm256_setzero_ps(), vm = _mm256_set1_ps(m);
+    for (; i + 8 <= n; i += 8) {
+        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        _mm256_storeu_ps(x + i, e);
+        vs = _mm256_add_ps(vs, e);
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, vs);
+    for (int l = 0; l < 8; l++) s += lanes[l];
+#endif
+    for (; i < n; i++) { x[i] = expf(x[i] - m); s += x[i]; }
     float inv = 1.0f / s;
-    for (int64_t i = 0; i < n; i++) x[i] *= inv;
+    for (i = 0; i < n; i++) x[i] *= inv;
 }
 
 void qb_swiglu(float *gate, const float *up, int64_t n) {
-    for (int64_t i = 0; i < n; i++) {
+    int64_t i = 0;
+#if defined(__AVX2__)
+    for (; i + 8 <= n; i += 8) {
+        __m256 g = _mm256_loadu_ps(gate + i);
+        __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
+        __m256 silu = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+        _mm256_storeu_ps(gate + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
+    }
+#endif
+    for (; i < n; i++) {
         float g = gate[i];
         gate[i] = g / (1.0f + expf(-g)) * up[i];
     }
@@ -173,6 +223,111 @@ static void axpy_q8_0(float a, const uint8_t *blocks, float *y, int64_t n) {
         const int8_t *qs = (const int8_t *)(blocks + 2);
         float ad = a * (float)d;
         for (int j = 0; j < 32; j++) y[i * 32 + j] += ad * (float)qs[j];
+    }
+}
+
+// Widens `count` cached rows (f16 or Q8_0 blocks) to f32, row after row.
+static void widen_rows(int32_t type, const void *src, float *dst, int64_t count, int64_t hd) {
+#if defined(__AVX2__)
+    if (type == QB_F16) {
+        const uint16_t *h = (const uint16_t *)src;
+        for (int64_t i = 0; i < count * hd; i += 8)
+            _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+        return;
+    }
+    const uint8_t *b = (const uint8_t *)src;
+    for (int64_t i = 0; i < count * hd / 32; i++, b += 34, dst += 32) {
+        uint16_t dh;
+        memcpy(&dh, b, 2);
+        __m256 d = _mm256_cvtph_ps(_mm_set1_epi16((short)dh));
+        __m128i lo = _mm_loadu_si128((const __m128i *)(b + 2)), hi = _mm_loadu_si128((const __m128i *)(b + 18));
+        _mm256_storeu_ps(dst, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(lo))));
+        _mm256_storeu_ps(dst + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(lo, 8)))));
+        _mm256_storeu_ps(dst + 16, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(hi))));
+        _mm256_storeu_ps(dst + 24, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(hi, 8)))));
+    }
+#else
+    if (type == QB_F16) {
+        const _Float16 *h = (const _Float16 *)src;
+        for (int64_t i = 0; i < count * hd; i++) dst[i] = (float)h[i];
+        return;
+    }
+    const uint8_t *b = (const uint8_t *)src;
+    for (int64_t i = 0; i < count * hd / 32; i++, b += 34) {
+        _Float16 d;
+        memcpy(&d, b, 2);
+        for (int j = 0; j < 32; j++) dst[32 * i + j] = (float)d * (float)(int8_t)b[2 + j];
+    }
+#endif
+}
+
+// Positions per tile: their widened rows (at most 8 x 512 floats) stay in L1 while every
+// head of the group uses them.
+enum { ATT_TILE = 8 };
+
+#if defined(__AVX2__)
+// The eight sums of eight vectors, in order.
+static inline __m256 hsum8x8(const __m256 a[8]) {
+    __m256 h01 = _mm256_hadd_ps(a[0], a[1]), h23 = _mm256_hadd_ps(a[2], a[3]);
+    __m256 h45 = _mm256_hadd_ps(a[4], a[5]), h67 = _mm256_hadd_ps(a[6], a[7]);
+    __m256 lo = _mm256_hadd_ps(h01, h23), hi = _mm256_hadd_ps(h45, h67);
+    return _mm256_add_ps(_mm256_permute2f128_ps(lo, hi, 0x20), _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+#endif
+
+void qb_attention_group(int32_t type, const float *q, const void *k, const void *v, int64_t n, int64_t hd,
+                        int64_t group, float scale, float *scores, float *out) {
+    int64_t row = type == QB_F16 ? hd * 2 : hd / 32 * 34;
+    float w[ATT_TILE * 512];
+    if (hd > 512 || hd % 32 != 0) return;
+    // Scores: each tile of keys widened once, dotted with every query of the group.
+    for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE) {
+        int64_t t = n - j0 < ATT_TILE ? n - j0 : ATT_TILE;
+        widen_rows(type, (const uint8_t *)k + j0 * row, w, t, hd);
+        for (int64_t g = 0; g < group; g++) {
+            const float *qg = q + g * hd;
+#if defined(__AVX2__)
+            if (t == ATT_TILE) {
+                __m256 acc[8];
+                for (int p = 0; p < 8; p++) acc[p] = _mm256_setzero_ps();
+                for (int64_t c = 0; c < hd; c += 8) {
+                    __m256 qv = _mm256_loadu_ps(qg + c);
+                    for (int p = 0; p < 8; p++) acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(w + p * hd + c), qv, acc[p]);
+                }
+                _mm256_storeu_ps(scores + g * n + j0, _mm256_mul_ps(hsum8x8(acc), _mm256_set1_ps(scale)));
+                continue;
+            }
+#endif
+            for (int64_t p = 0; p < t; p++) scores[g * n + j0 + p] = qb_dot_f32(w + p * hd, qg, hd) * scale;
+        }
+    }
+    for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
+    for (int64_t d = 0; d < group * hd; d++) out[d] = 0;
+    // Values: each tile widened once; each head's output accumulates 64 columns at a time
+    // in registers across the tile.
+    for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE) {
+        int64_t t = n - j0 < ATT_TILE ? n - j0 : ATT_TILE;
+        widen_rows(type, (const uint8_t *)v + j0 * row, w, t, hd);
+        for (int64_t g = 0; g < group; g++) {
+            const float *pg = scores + g * n + j0;
+            float *og = out + g * hd;
+#if defined(__AVX2__)
+            int64_t c0 = 0;
+            for (; c0 + 64 <= hd; c0 += 64) {
+                __m256 acc[8];
+                for (int c = 0; c < 8; c++) acc[c] = _mm256_loadu_ps(og + c0 + 8 * c);
+                for (int64_t p = 0; p < t; p++) {
+                    __m256 pv = _mm256_set1_ps(pg[p]);
+                    for (int c = 0; c < 8; c++) acc[c] = _mm256_fmadd_ps(pv, _mm256_loadu_ps(w + p * hd + c0 + 8 * c), acc[c]);
+                }
+                for (int c = 0; c < 8; c++) _mm256_storeu_ps(og + c0 + 8 * c, acc[c]);
+            }
+            for (; c0 < hd; c0++)
+                for (int64_t p = 0; p < t; p++) og[c0] += pg[p] * w[p * hd + c0];
+#else
+            for (int64_t p = 0; p < t; p++) qb_axpy_f32(pg[p], w + p * hd, og, hd);
+#endif
+        }
     }
 }
 

@@ -100,6 +100,26 @@ public final class KVCache: @unchecked Sendable {
         }
     }
 
+    /// Attention of the `group` query heads that share KV head `head` (queries and outputs
+    /// `group` x headDim, contiguous) over its first `count` positions; `scores` holds
+    /// group x count floats. Narrow caches widen each cached row once for the whole group.
+    @inline(__always) func attendGroup(
+        layer: Int, head: Int, queries: UnsafePointer<Float>, group: Int, count: Int, scale: Float,
+        scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
+    ) {
+        if type == .f32 || headDim > 512 || headDim % 32 != 0 {
+            for g in 0..<group {
+                attend(
+                    layer: layer, head: head, query: queries + g * headDim, count: count, scale: scale,
+                    scores: scores + g * count, out: out + g * headDim)
+            }
+            return
+        }
+        qb_attention_group(
+            type == .f16 ? Int32(QB_F16) : Int32(QB_Q8_0), queries, keyRows(layer: layer, head: head), valueRows(layer: layer, head: head),
+            Int64(count), Int64(headDim), Int64(group), scale, scores, out)
+    }
+
     /// The cached bytes of the first `count` positions, layer by layer and head by head
     /// (for comparing caches).
     public func contents(count: Int? = nil) -> [UInt8] {

@@ -168,18 +168,20 @@ public final class LlamaModel: Sendable {
     /// position t sees positions 0 ... start + t.
     private func attention(layer: Int, state s: InferenceState, start: Int, count: Int) {
         let c = config
-        let hd = c.headDimension, heads = c.numAttentionHeads
-        let group = heads / c.kvHeads
+        let hd = c.headDimension
+        let group = c.numAttentionHeads / c.kvHeads
         let scale = 1 / Float(hd).squareRoot()
         let cache = s.cache
-        s.pool.parallelFor(count * heads) { range, thread in
-            let scores = s.pool.scratch(thread: thread, floats: cache.capacity)
+        let kvHeads = c.kvHeads
+        // One item per (position, KV head): the heads of a group read the cache once.
+        s.pool.parallelFor(count * kvHeads) { range, thread in
+            let scores = s.pool.scratch(thread: thread, floats: group * cache.capacity)
             for item in range {
-                let t = item / heads, h = item % heads
-                let kvh = h / group
-                cache.attend(
-                    layer: layer, head: kvh, query: s.q.pointer + t * c.qDim + h * hd, count: start + t + 1,
-                    scale: scale, scores: scores, out: s.att.pointer + t * c.qDim + h * hd)
+                let t = item / kvHeads, kvh = item % kvHeads
+                let first = t * c.qDim + kvh * group * hd
+                cache.attendGroup(
+                    layer: layer, head: kvh, queries: s.q.pointer + first, group: group, count: start + t + 1,
+                    scale: scale, scores: scores, out: s.att.pointer + first)
             }
         }
     }

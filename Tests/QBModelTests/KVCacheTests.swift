@@ -34,4 +34,37 @@ final class KVCacheTests: XCTestCase {
             XCTAssertLessThanOrEqual(err, type == .f32 ? 0 : (type == .f16 ? 2e-3 : 2.0 / 127), type.rawValue)
         }
     }
+
+    /// Grouped-query attention (each cached row widened once for the heads that share it)
+    /// against the reference per head, over the held values, for tile remainders, head
+    /// sizes with and without a whole number of 64-column blocks, and group sizes 1 to 4.
+    func testGroupedAttentionMatchesReferencePerHead() {
+        var rng = SystemRandomNumberGenerator()
+        for type in KVCacheType.allCases {
+            for (hd, n, group) in [(64, 1, 4), (64, 37, 4), (96, 16, 2), (128, 9, 1), (32, 300, 3)] {
+                let cache = KVCache(layers: 1, kvHeads: 1, headDim: hd, capacity: n, type: type)
+                let keys = (0..<(n * hd)).map { _ in Float.random(in: -2...2, using: &rng) }
+                let values = (0..<(n * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
+                for p in 0..<n {
+                    keys.withUnsafeBufferPointer { k in
+                        values.withUnsafeBufferPointer { v in
+                            cache.store(layer: 0, head: 0, position: p, key: k.baseAddress! + p * hd, value: v.baseAddress! + p * hd)
+                        }
+                    }
+                }
+                let format: WeightFormat = type == .f32 ? .dense(.f32) : (type == .f16 ? .dense(.f16) : .ggml(.q8_0))
+                let heldK = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.keyRows(layer: 0, head: 0)), owner: cache).toFloats()
+                let heldV = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.valueRows(layer: 0, head: 0)), owner: cache).toFloats()
+                let q = (0..<(group * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
+                var scores = [Float](repeating: 0, count: group * n), out = [Float](repeating: .nan, count: group * hd)
+                cache.attendGroup(layer: 0, head: 0, queries: q, group: group, count: n, scale: 0.125, scores: &scores, out: &out)
+                for g in 0..<group {
+                    let expected = Reference.attentionHead(
+                        q: Array(q[(g * hd)..<((g + 1) * hd)]), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
+                    let worst = zip(out[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
+                    XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) head \(g) of \(group)")
+                }
+            }
+        }
+    }
 }

@@ -47,4 +47,10 @@ void qb_attention_head_f16(const float *q, const uint16_t *k, const uint16_t *v,
                            float scale, float *scores, float *out);
 void qb_attention_head_q8_0(const float *q, const void *k, const void *v, int64_t n, int64_t head_dim,
                             float scale, float *scores, float *out);
+// The `group` query heads that share one KV head (grouped-query attention), queries and
+// outputs `group` x head_dim contiguous, cache rows of GGML type `type` (QB_F16 or QB_Q8_0):
+// each cached row is widened once for the whole group. `scores` has room for group x n
+// floats; head_dim at most 512.
+void qb_attention_group(int32_t type, const float *q, const void *k, const void *v, int64_t n, int64_t head_dim,
+                        int64_t group, float scale, float *scores, float *out);
 #endif
