@@ -30,7 +30,7 @@ final class SuiteParsingTests: XCTestCase {
         let long = try SuiteLoader.load(path: RunnerFixtures.prompts.appendingPathComponent("long-prompt.yaml").path)
         XCTAssertEqual(long.cases.compactMap { if case .tokens(let n, _) = $0.prompt { n } else { nil } }, [128, 512, 2048, 512])
         let throughput = try SuiteLoader.load(path: RunnerFixtures.prompts.appendingPathComponent("throughput.yaml").path)
-        XCTAssertEqual(throughput.cases.compactMap(\.throughput?.name), ["pp512", "tg128", "tg128 @ d4096"])
+        XCTAssertEqual(throughput.cases.compactMap(\.throughput?.name), ["pp512", "pp128", "tg128", "tg128 @ d4096"])
         let cancel = try SuiteLoader.load(path: RunnerFixtures.prompts.appendingPathComponent("cancel.yaml").path)
         XCTAssertTrue(cancel.cases.contains { $0.cancel == .decode(afterTokens: 5) })
         XCTAssertTrue(cancel.cases.contains { $0.cancel == .prefill(afterLayers: 3) })
