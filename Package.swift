@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "quantbench", targets: ["quantbench"]),
         .library(name: "QBKernels", targets: ["QBKernels"]),
         .library(name: "QBModel", targets: ["QBModel"]),
+        .library(name: "QBGeneration", targets: ["QBGeneration"]),
         .library(name: "QBRunner", targets: ["QBRunner"]),
     ],
     dependencies: [

@@ -22,6 +22,7 @@ let package = Package(
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "QBKernels", package: engine),
                 .product(name: "QBModel", package: engine),
+                .product(name: "QBGeneration", package: engine),
             ],
             path: "Kernels",
             swiftSettings: [.unsafeFlags(["-Xcc", "-march=native", "-Ounchecked"])],

@@ -64,7 +64,7 @@ public final class KVCache: @unchecked Sendable {
     }
 
     /// Stores one position's key and value rows (f32) for one head, converting them.
-    @inline(__always) func store(layer: Int, head: Int, position: Int, key: UnsafePointer<Float>, value: UnsafePointer<Float>) {
+    @inline(__always) public func store(layer: Int, head: Int, position: Int, key: UnsafePointer<Float>, value: UnsafePointer<Float>) {
         let k = keyRows(layer: layer, head: head) + position * rowBytes
         let v = valueRows(layer: layer, head: head) + position * rowBytes
         switch type {
@@ -103,7 +103,7 @@ public final class KVCache: @unchecked Sendable {
     /// Attention of the `group` query heads that share KV head `head` (queries and outputs
     /// `group` x headDim, contiguous) over its first `count` positions; `scores` holds
     /// group x count floats. Narrow caches widen each cached row once for the whole group.
-    @inline(__always) func attendGroup(
+    @inline(__always) public func attendGroup(
         layer: Int, head: Int, queries: UnsafePointer<Float>, group: Int, count: Int, scale: Float,
         scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
     ) {

@@ -38,7 +38,15 @@ public enum TokenizerFactory {
         let file = try resolve(path)
         let data: Data
         do {
+            // A GGUF file is the whole model: its vocabulary is read through the mapping,
+            // never by loading gigabytes of weights into memory.
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: file))
+            let head = try handle.read(upToCount: 4) ?? Data()
+            try handle.close()
+            if detect(head) == .gguf { return try GGUFTokenizer.tokenizer(path: file, eosTokenIDs: eosTokenIDs) }
             data = try Data(contentsOf: URL(fileURLWithPath: file), options: .mappedIfSafe)
+        } catch let error as TokenizerError {
+            throw error
         } catch {
             throw TokenizerError.unreadable(path: file, reason: error.localizedDescription)
         }
