@@ -5,24 +5,31 @@ import QBKernels
 /// Attention over each cache type against the reference attention over the values the
 /// cache actually holds (its rows widened back to f32).
 final class KVCacheTests: XCTestCase {
-    func testAttentionMatchesReferenceForEveryCacheType() {
-        var rng = SystemRandomNumberGenerator()
-        let hd = 64, n = 300
-        for type in KVCacheType.allCases {
-            let cache = KVCache(layers: 1, kvHeads: 1, headDim: hd, capacity: n, type: type)
-            let keys = (0..<(n * hd)).map { _ in Float.random(in: -2...2, using: &rng) }
-            let values = (0..<(n * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
-            for p in 0..<n {
-                keys.withUnsafeBufferPointer { k in
-                    values.withUnsafeBufferPointer { v in
-                        cache.store(layer: 0, head: 0, position: p, key: k.baseAddress! + p * hd, value: v.baseAddress! + p * hd)
-                    }
+    var rng = SystemRandomNumberGenerator()
+
+    /// A one-head cache of `type` holding `n` random positions, and the keys and values it
+    /// actually holds, widened back to f32 through the same formats' dequantizers.
+    func filledCache(_ type: KVCacheType, headDim hd: Int, positions n: Int) -> (cache: KVCache, keys: [Float], heldK: [Float], heldV: [Float]) {
+        let cache = KVCache(layers: 1, kvHeads: 1, headDim: hd, capacity: n, type: type)
+        let keys = (0..<(n * hd)).map { _ in Float.random(in: -2...2, using: &rng) }
+        let values = (0..<(n * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
+        for p in 0..<n {
+            keys.withUnsafeBufferPointer { k in
+                values.withUnsafeBufferPointer { v in
+                    cache.store(layer: 0, head: 0, position: p, key: k.baseAddress! + p * hd, value: v.baseAddress! + p * hd)
                 }
             }
-            // What the cache holds, widened: through the same formats' dequantizers.
-            let format: WeightFormat = type == .f32 ? .dense(.f32) : (type == .f16 ? .dense(.f16) : .ggml(.q8_0))
-            let heldK = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.keyRows(layer: 0, head: 0)), owner: cache).toFloats()
-            let heldV = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.valueRows(layer: 0, head: 0)), owner: cache).toFloats()
+        }
+        let format: WeightFormat = type == .f32 ? .dense(.f32) : (type == .f16 ? .dense(.f16) : .ggml(.q8_0))
+        let heldK = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.keyRows(layer: 0, head: 0)), owner: cache).toFloats()
+        let heldV = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.valueRows(layer: 0, head: 0)), owner: cache).toFloats()
+        return (cache, keys, heldK, heldV)
+    }
+
+    func testAttentionMatchesReferenceForEveryCacheType() {
+        let hd = 64, n = 300
+        for type in KVCacheType.allCases {
+            let (cache, keys, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
             let q = (0..<hd).map { _ in Float.random(in: -1...1, using: &rng) }
             var scores = [Float](repeating: 0, count: n), out = [Float](repeating: 0, count: hd)
             cache.attend(layer: 0, head: 0, query: q, count: n, scale: 0.125, scores: &scores, out: &out)
@@ -39,22 +46,9 @@ final class KVCacheTests: XCTestCase {
     /// against the reference per head, over the held values, for tile remainders, head
     /// sizes with and without a whole number of 64-column blocks, and group sizes 1 to 4.
     func testGroupedAttentionMatchesReferencePerHead() {
-        var rng = SystemRandomNumberGenerator()
         for type in KVCacheType.allCases {
             for (hd, n, group) in [(64, 1, 4), (64, 37, 4), (96, 16, 2), (128, 9, 1), (32, 300, 3)] {
-                let cache = KVCache(layers: 1, kvHeads: 1, headDim: hd, capacity: n, type: type)
-                let keys = (0..<(n * hd)).map { _ in Float.random(in: -2...2, using: &rng) }
-                let values = (0..<(n * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
-                for p in 0..<n {
-                    keys.withUnsafeBufferPointer { k in
-                        values.withUnsafeBufferPointer { v in
-                            cache.store(layer: 0, head: 0, position: p, key: k.baseAddress! + p * hd, value: v.baseAddress! + p * hd)
-                        }
-                    }
-                }
-                let format: WeightFormat = type == .f32 ? .dense(.f32) : (type == .f16 ? .dense(.f16) : .ggml(.q8_0))
-                let heldK = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.keyRows(layer: 0, head: 0)), owner: cache).toFloats()
-                let heldV = Matrix(format: format, rows: n, cols: hd, base: UnsafeRawPointer(cache.valueRows(layer: 0, head: 0)), owner: cache).toFloats()
+                let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
                 let q = (0..<(group * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
                 var scores = [Float](repeating: 0, count: group * n), out = [Float](repeating: .nan, count: group * hd)
                 cache.attendGroup(layer: 0, head: 0, queries: q, group: group, count: n, scale: 0.125, scores: &scores, out: &out)
