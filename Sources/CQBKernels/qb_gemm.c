@@ -3,21 +3,11 @@
 // 16-bit lanes (15 x 127 x 2 x 8 = 30480 fits), widens once per 32 values and applies
 // D x (activation scale) and M x (activation block sum) in f32.
 #include "qb_gemm.h"
+#include "qb_scalar.h"
 #include <string.h>
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
-
-typedef uint16_t qb_half;
-static inline float h2f(qb_half h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }
-static inline float bf2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
-static inline float scale_at(const void *p, int32_t dtype, int64_t i) {
-    switch (dtype) {
-    case QB_F16: return h2f(((const qb_half *)p)[i]);
-    case QB_BF16: return bf2f(((const uint16_t *)p)[i]);
-    default: return ((const float *)p)[i];
-    }
-}
 
 // Writes one row's 32 values, scale and offset into block `b` of the tile at lane `r`.
 static inline void put(uint8_t *tile, int64_t b, int r, const uint8_t v[32], float d, float m) {
@@ -61,14 +51,8 @@ void qb_pack_u4x8_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 memcpy(&hm, blk + 2, 2);
                 const uint8_t *sc = blk + 4, *qs = blk + 16;
                 for (int j = 0; j < 8; j++) {
-                    int s, m;
-                    if (j < 4) {
-                        s = sc[j] & 63;
-                        m = sc[j + 4] & 63;
-                    } else {
-                        s = (sc[j + 4] & 0xF) | ((sc[j - 4] >> 6) << 4);
-                        m = (sc[j + 4] >> 4) | ((sc[j] >> 6) << 4);
-                    }
+                    uint8_t s, m;
+                    get_scale_min_k4(j, sc, &s, &m);
                     const uint8_t *q = qs + 32 * (j / 2);
                     for (int l = 0; l < 32; l++) v[l] = (j & 1) ? q[l] >> 4 : q[l] & 0xF;
                     put(tile, 8 * i + j, r, v, h2f(hd) * (float)s, -h2f(hm) * (float)m);
@@ -88,7 +72,7 @@ void qb_pack_u4x8_mlx(int64_t group, const uint32_t *w, const void *scales, cons
         for (int64_t b = 0; b < nb; b++) {
             for (int j = 0; j < 32; j++) v[j] = (bytes[16 * b + j / 2] >> (4 * (j & 1))) & 0xF;
             int64_t g = row * groups + 32 * b / group;
-            put(tile, b, r, v, scale_at(scales, sdtype, g), scale_at(biases, sdtype, g));
+            put(tile, b, r, v, load_scale(scales, sdtype, g), load_scale(biases, sdtype, g));
         }
     }
 }

@@ -3,6 +3,7 @@
 // the scalar code is the readable definition, the AVX2 paths the fast one for the formats
 // that carry real models (Q4_0, Q8_0, Q4_K, Q6_K, MLX 4/8-bit).
 #include "qb_quant.h"
+#include "qb_scalar.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,6 @@
 #define QK 32
 #define QK_K 256
 
-typedef uint16_t qb_half;
 typedef struct { qb_half d; uint8_t qs[16]; } block_q4_0;
 typedef struct { qb_half d; qb_half m; uint8_t qs[16]; } block_q4_1;
 typedef struct { qb_half d; uint8_t qh[4]; uint8_t qs[16]; } block_q5_0;
@@ -40,9 +40,6 @@ _Static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs");
 
 static const int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
-static inline float h2f(qb_half h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }
-static inline qb_half f2h(float x) { _Float16 f = (_Float16)x; qb_half h; memcpy(&h, &f, 2); return h; }
-static inline float bf2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 
 int64_t qb_block_size(int32_t type) {
     switch (type) {
@@ -73,15 +70,6 @@ int64_t qb_block_bytes(int32_t type) {
 // ---------------------------------------------------------------------------------------
 // Dequantization (GGML's formulas).
 
-static inline void get_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t *m) {
-    if (j < 4) {
-        *d = q[j] & 63;
-        *m = q[j + 4] & 63;
-    } else {
-        *d = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-        *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
-}
 
 static void dequant_q4_0(const block_q4_0 *x, float *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++) {
@@ -263,12 +251,6 @@ void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n) {
 // Dot products of one weight row with quantized activations.
 
 #if defined(__AVX2__)
-static inline float hsum_ps(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 // 16 bytes -> 32 values: low nibbles first, then high nibbles (GGML's order).
 static inline __m256i nibbles_lo_hi(const uint8_t *p) {
     __m128i t = _mm_loadu_si128((const __m128i *)p);
@@ -657,14 +639,6 @@ void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int6
 
 // ---------------------------------------------------------------------------------------
 // MLX affine quantization.
-
-static inline float load_scale(const void *p, int32_t dtype, int64_t i) {
-    switch (dtype) {
-    case QB_F16: return h2f(((const qb_half *)p)[i]);
-    case QB_BF16: return bf2f(((const uint16_t *)p)[i]);
-    default: return ((const float *)p)[i];
-    }
-}
 
 void qb_dequantize_row_mlx(int32_t bits, int64_t group, const uint32_t *q, const void *scales, const void *biases,
                            int32_t sdtype, float *dst, int64_t n) {

@@ -1,13 +1,12 @@
 // Four-row interleaved GGML blocks for decode (layout in qb_repack.h). The scalar code is
 // the definition; the AVX2 path is the fast one and is tested equal to it.
 #include "qb_repack.h"
+#include "qb_scalar.h"
 #include <string.h>
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
-typedef uint16_t qb_half;
-static inline float h2f(qb_half h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }
 
 // Quant bytes per row per block and bytes of one group-block (4 scales + 4 rows of quants).
 static int64_t quant_bytes(int32_t type) { return type == QB_Q4_0 ? 16 : type == QB_Q8_0 ? 32 : 0; }
@@ -99,12 +98,6 @@ static void matvec_scalar(int32_t type, const uint8_t *g, const qb_q8a *x, float
 // 8192 x 8192 matrices, interleaved medians of 15).
 enum { PREFETCH_Q4 = 4096, PREFETCH_Q8 = 2048 };
 
-static inline float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 // Sums of the low and high 128-bit halves: [row r, row r+1].
 static inline void hsum_halves(__m256 v, float *lo, float *hi) {
     __m128 a = _mm256_castps256_ps128(v), b = _mm256_extractf128_ps(v, 1);
@@ -166,7 +159,7 @@ static void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
             acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_permutevar8x32_ps(dd, _mm256_set1_epi32(r)), acc[r]);
         }
     }
-    for (int r = 0; r < 4; r++) y[r] = hsum8(acc[r]);
+    for (int r = 0; r < 4; r++) y[r] = hsum_ps(acc[r]);
 }
 #endif
 
