@@ -28,13 +28,15 @@ public enum Reference {
     }
 
     /// What the integer kernels see of an activation vector: each 32 values rounded to
-    /// int8 steps of max|x|/127.
+    /// int8 steps of max|x|/127. Scaled by the reciprocal of the step, as the kernels do:
+    /// x / d and x * (1 / d) can round to different integers near a half step.
     public static func quantizeActivations(_ x: [Float]) -> [Float] {
         var out = x
         for b in stride(from: 0, to: x.count, by: 32) {
             let block = x[b..<min(b + 32, x.count)]
             let d = (block.map { abs($0) }.max() ?? 0) / 127
-            for i in block.indices { out[i] = d == 0 ? 0 : Float((x[i] / d).rounded(.toNearestOrEven)) * d }
+            let id = d == 0 ? 0 : 1 / d
+            for i in block.indices { out[i] = Float((x[i] * id).rounded(.toNearestOrEven)) * d }
         }
         return out
     }
