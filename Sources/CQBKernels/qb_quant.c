@@ -10,6 +10,9 @@
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define QB_AVX512 1
+#endif
 
 // Dequantization must round like GGML's and MLX's own: a product, then a sum, each
 // rounded (no fused multiply-add). The fast dot products use explicit FMA intrinsics.
@@ -230,8 +233,33 @@ void qb_dequantize_row(int32_t type, const void *src, float *dst, int64_t n) {
 // ---------------------------------------------------------------------------------------
 // Activations: round-to-nearest int8 per 32 values, scale = max|x| / 127.
 
+#if defined(QB_AVX512)
+// 16 values scaled by `id`, rounded to nearest even (the default rounding mode, as lrintf),
+// stored as int8; returns their sum.
+static inline __m512i round16(__m512 v, __m512 id, int8_t *out) {
+    __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(v, id));
+    _mm_storeu_si128((__m128i *)out, _mm512_cvtsepi32_epi8(q));
+    return q;
+}
+#endif
+
 void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n) {
-    for (int64_t i = 0; i < n / QK; i++) {
+    int64_t i = 0;
+#if defined(QB_AVX512)
+    // The scalar loop below, on 16-float vectors: a decode step quantizes every matrix's
+    // input on one thread while the others wait.
+    const __m512 absmask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+    for (; i < n / QK; i++) {
+        __m512 a = _mm512_loadu_ps(x + i * QK), b = _mm512_loadu_ps(x + i * QK + 16);
+        float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_and_ps(a, absmask), _mm512_and_ps(b, absmask)));
+        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
+        __m512 idv = _mm512_set1_ps(id);
+        __m512i q = _mm512_add_epi32(round16(a, idv, y[i].qs), round16(b, idv, y[i].qs + 16));
+        y[i].d = d;
+        y[i].s = d * (float)_mm512_reduce_add_epi32(q);
+    }
+#endif
+    for (; i < n / QK; i++) {
         const float *v = x + i * QK;
         float amax = 0;
         for (int j = 0; j < QK; j++) amax = fmaxf(amax, fabsf(v[j]));
@@ -348,43 +376,6 @@ static float dot_q5_1(const block_q5_1 *w, const qb_q8a *a, int64_t nb) {
     return s;
 }
 
-static float dot_q4_K(const block_q4_K *w, const qb_q8a *a, int64_t nb) {
-    float s = 0;
-    for (int64_t i = 0; i < nb; i++, a += 8) {
-        float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
-        uint8_t sc[8], m[8];
-        for (int j = 0; j < 8; j++) get_scale_min_k4(j, w[i].scales, &sc[j], &m[j]);
-        float mins = 0;
-        for (int j = 0; j < 8; j++) mins += m[j] * a[j].s;
-#if defined(__AVX2__)
-        __m256 acc = _mm256_setzero_ps();
-        for (int j = 0; j < 4; j++) {
-            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
-            __m256i lo = _mm256_and_si256(q, _mm256_set1_epi8(0x0F));
-            __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0F));
-            __m256i p0 = dot_u8(lo, _mm256_loadu_si256((const __m256i *)a[2 * j].qs));
-            __m256i p1 = dot_u8(hi, _mm256_loadu_si256((const __m256i *)a[2 * j + 1].qs));
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(sc[2 * j] * a[2 * j].d), acc);
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(sc[2 * j + 1] * a[2 * j + 1].d), acc);
-        }
-        s += d * hsum_ps(acc) - dmin * mins;
-#else
-        float t = 0;
-        for (int j = 0; j < 4; j++) {
-            const uint8_t *q = w[i].qs + 32 * j;
-            int s0 = 0, s1 = 0;
-            for (int l = 0; l < 32; l++) {
-                s0 += (q[l] & 0xF) * a[2 * j].qs[l];
-                s1 += (q[l] >> 4) * a[2 * j + 1].qs[l];
-            }
-            t += sc[2 * j] * a[2 * j].d * s0 + sc[2 * j + 1] * a[2 * j + 1].d * s1;
-        }
-        s += d * t - dmin * mins;
-#endif
-    }
-    return s;
-}
-
 static float dot_q5_K(const block_q5_K *w, const qb_q8a *a, int64_t nb) {
     float s = 0;
     for (int64_t i = 0; i < nb; i++, a += 8) {
@@ -405,55 +396,6 @@ static float dot_q5_K(const block_q5_K *w, const qb_q8a *a, int64_t nb) {
             mins += m0 * a[2 * j].s + m1 * a[2 * j + 1].s;
         }
         s += d * t - dmin * mins;
-    }
-    return s;
-}
-
-static float dot_q6_K(const block_q6_K *w, const qb_q8a *a, int64_t nb) {
-    float s = 0;
-    for (int64_t i = 0; i < nb; i++, a += 8) {
-        float d = h2f(w[i].d);
-#if defined(__AVX2__)
-        __m256 acc = _mm256_setzero_ps();
-        for (int n = 0; n < 2; n++) {
-            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
-            const int8_t *sc = w[i].scales + 8 * n;
-            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-            __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
-            __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(3), off = _mm256_set1_epi8(32);
-            __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m2), 4));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m2), 4));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m2), 4));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m2), 4));
-            for (int k = 0; k < 4; k++) {
-                const qb_q8a *ak = a + 4 * n + k;
-                __m256i p = dot_s8(_mm256_sub_epi8(q[k], off), _mm256_loadu_si256((const __m256i *)ak->qs));
-                __m256i scv = _mm256_setr_epi32(sc[2 * k], sc[2 * k], sc[2 * k], sc[2 * k],
-                                                sc[2 * k + 1], sc[2 * k + 1], sc[2 * k + 1], sc[2 * k + 1]);
-                acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(p, scv)), _mm256_set1_ps(ak->d), acc);
-            }
-        }
-        s += d * hsum_ps(acc);
-#else
-        float t = 0;
-        for (int n = 0; n < 2; n++) {
-            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
-            const int8_t *sc = w[i].scales + 8 * n;
-            for (int k = 0; k < 4; k++) {
-                const qb_q8a *ak = a + 4 * n + k;
-                int sums[2] = {0, 0};
-                for (int l = 0; l < 32; l++) {
-                    uint8_t lo = (k & 1) ? ql[l + 32] : ql[l];
-                    int q = ((k & 2) ? (lo >> 4) : (lo & 0xF)) | (((qh[l] >> (2 * k)) & 3) << 4);
-                    sums[l / 16] += (q - 32) * ak->qs[l];
-                }
-                t += ak->d * (sc[2 * k] * sums[0] + sc[2 * k + 1] * sums[1]);
-            }
-        }
-        s += d * t;
-#endif
     }
     return s;
 }
@@ -496,99 +438,6 @@ static void q4_0_two_rows(const block_q4_0 *w0, const block_q4_0 *w1, const qb_q
 }
 #endif
 
-#if defined(__AVX2__)
-// K-quant rows against q8a activations. The activations' per-32 scales (and, for Q4_K's
-// minimums, their scaled sums; for Q6_K's -32 offset, integer sums per 16 values) are laid
-// out contiguously once per call, so each 256-value block takes them with one load and the
-// sub-block scales are applied as vectors; the accumulators are reduced once per row.
-typedef struct {
-    const float *d;     // activation scale per 32 values
-    const float *s;     // d * sum(q) per 32 values
-    const int16_t *q16; // sum(q) per 16 values
-} qb_kacts;
-
-#define PREFETCH_K 1024
-
-static float q4_K_row(const block_q4_K *w, const qb_q8a *a, const qb_kacts *k, int64_t nb) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    __m256 accm = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; i++, a += 8) {
-        _mm_prefetch((const char *)(w + i) + PREFETCH_K, _MM_HINT_T0);
-        _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *)(w + i) + PREFETCH_K + 128, _MM_HINT_T0);
-        uint32_t u0, u1, u2;
-        memcpy(&u0, w[i].scales, 4);
-        memcpy(&u1, w[i].scales + 4, 4);
-        memcpy(&u2, w[i].scales + 8, 4);
-        uint64_t sc = (uint64_t)(u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
-        uint64_t mn = (uint64_t)(u1 & 0x3f3f3f3fu) | (uint64_t)(((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u)) << 32;
-        __m256 scf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)sc)));
-        __m256 mnf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)mn)));
-        __m256 sd = _mm256_mul_ps(_mm256_mul_ps(scf, _mm256_set1_ps(h2f(w[i].d))), _mm256_loadu_ps(k->d + 8 * i));
-        accm = _mm256_fmadd_ps(_mm256_mul_ps(mnf, _mm256_set1_ps(h2f(w[i].dmin))), _mm256_loadu_ps(k->s + 8 * i), accm);
-        for (int j = 0; j < 4; j++) {
-            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
-            __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)a[2 * j].qs)), ones);
-            __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)a[2 * j + 1].qs)), ones);
-            acc[(2 * j) & 3] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_permutevar8x32_ps(sd, _mm256_set1_epi32(2 * j)), acc[(2 * j) & 3]);
-            acc[(2 * j + 1) & 3] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_permutevar8x32_ps(sd, _mm256_set1_epi32(2 * j + 1)), acc[(2 * j + 1) & 3]);
-        }
-    }
-    __m256 t = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-    return hsum_ps(_mm256_sub_ps(t, accm));
-}
-
-static float q6_K_row(const block_q6_K *w, const qb_q8a *a, const qb_kacts *k, int64_t nb) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m03 = _mm256_set1_epi8(0x03), m0c = _mm256_set1_epi8(0x0C),
-                  m30 = _mm256_set1_epi8(0x30);
-    const __m256i pair = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    __m256 accc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; i++, a += 8) {
-        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
-        __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
-        __m256 dx = _mm256_mul_ps(_mm256_set1_ps(h2f(w[i].d)), _mm256_loadu_ps(k->d + 8 * i));
-        __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)(k->q16 + 16 * i)));
-        accc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(corr), dx, accc);
-        for (int n = 0; n < 2; n++) {
-            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
-            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
-            __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m03), 4));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(h, m0c), 2));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
-            for (int kk = 0; kk < 4; kk++) {
-                int c = 4 * n + kk;
-                __m256i p = _mm256_maddubs_epi16(q[kk], _mm256_loadu_si256((const __m256i *)a[c].qs));
-                __m256i s = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(c)), pair);
-                acc[kk] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p, s)),
-                                          _mm256_permutevar8x32_ps(dx, _mm256_set1_epi32(c)), acc[kk]);
-            }
-        }
-    }
-    __m256 t = _mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3]));
-    return hsum_ps(_mm256_sub_ps(t, _mm256_mul_ps(accc, _mm256_set1_ps(32))));
-}
-
-// Fills the contiguous activation arrays the K-quant rows read (buffers of cols/32,
-// cols/32 and cols/16 elements).
-static void prepare_kacts(const qb_q8a *x, int64_t cols, float *d, float *s, int16_t *q16) {
-    for (int64_t b = 0; b < cols / 32; b++) {
-        d[b] = x[b].d;
-        s[b] = x[b].s;
-        for (int h = 0; h < 2; h++) {
-            int sum = 0;
-            for (int j = 0; j < 16; j++) sum += x[b].qs[16 * h + j];
-            q16[2 * b + h] = (int16_t)sum;
-        }
-    }
-}
-#endif
 
 void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
     int64_t bs = qb_block_size(type), bb = qb_block_bytes(type);
@@ -601,23 +450,6 @@ void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int6
             q4_0_two_rows(a, a + nb, x, nb, y + r0, y + r0 + 1);
         }
     }
-    if ((type == QB_Q4_K || type == QB_Q6_K) && r0 < r1) {
-        int64_t n32 = cols / 32;
-        float stack_f[2 * 512];
-        int16_t stack_q[2 * 512];
-        float *buf_f = n32 <= 512 ? stack_f : malloc((size_t)n32 * 2 * sizeof(float));
-        int16_t *buf_q = n32 <= 512 ? stack_q : malloc((size_t)n32 * 2 * sizeof(int16_t));
-        if (buf_f && buf_q) {
-            qb_kacts k = {buf_f, buf_f + n32, buf_q};
-            prepare_kacts(x, cols, buf_f, buf_f + n32, buf_q);
-            for (; r0 < r1; r0++) {
-                const void *row = (const uint8_t *)w + r0 * row_bytes;
-                y[r0] = type == QB_Q4_K ? q4_K_row(row, x, &k, nb) : q6_K_row(row, x, &k, nb);
-            }
-        }
-        if (buf_f != stack_f) free(buf_f);
-        if (buf_q != stack_q) free(buf_q);
-    }
 #endif
     for (int64_t r = r0; r < r1; r++) {
         const void *row = (const uint8_t *)w + r * row_bytes;
@@ -628,13 +460,294 @@ void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int6
         case QB_Q5_0: v = dot_q5_0(row, x, nb); break;
         case QB_Q5_1: v = dot_q5_1(row, x, nb); break;
         case QB_Q8_0: v = dot_q8_0(row, x, nb); break;
-        case QB_Q4_K: v = dot_q4_K(row, x, nb); break;
         case QB_Q5_K: v = dot_q5_K(row, x, nb); break;
-        case QB_Q6_K: v = dot_q6_K(row, x, nb); break;
         case QB_IQ4_XS: v = dot_iq4_xs(row, x, nb); break;
+        default: v = NAN; break; // Q4_K and Q6_K take q8k activations: qb_matvec_kquant
         }
         y[r] = v;
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Q4_K and Q6_K against activations quantized per 256 values (GGML's Q8_K): a whole
+// super-block accumulates in int32 with its sub-block scales applied as integers, and is
+// scaled to float once. Per-32 activation scales would need a float multiply-add per 32
+// values, which kept the Q6_K output head (the largest matrix of a Q4_0 file) compute-bound
+// at about 12 GB/s per core.
+
+int32_t qb_activation_block(int32_t type) { return type == QB_Q4_K || type == QB_Q6_K ? 256 : 32; }
+
+void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n) {
+    for (int64_t i = 0; i < n / 256; i++) {
+        const float *v = x + 256 * i;
+        float amax = 0;
+        for (int j = 0; j < 256; j++) amax = fmaxf(amax, fabsf(v[j]));
+        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
+#if defined(QB_AVX512)
+        for (int j = 0; j < 256; j += 16) round16(_mm512_loadu_ps(v + j), _mm512_set1_ps(id), y[i].qs + j);
+#else
+        for (int j = 0; j < 256; j++) y[i].qs[j] = (int8_t)lrintf(v[j] * id);
+#endif
+        for (int g = 0; g < 16; g++) {
+            int sum = 0;
+            for (int j = 0; j < 16; j++) sum += y[i].qs[16 * g + j];
+            y[i].s16[g] = (int16_t)sum;
+        }
+        y[i].d = d;
+    }
+}
+
+// Portable versions (the AVX2 ones below are checked against the Swift reference).
+static float q4_K_q8k(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int32_t isum = 0, msum = 0;
+        for (int j = 0; j < 8; j++) {
+            uint8_t sc, m;
+            get_scale_min_k4(j, w[i].scales, &sc, &m);
+            const uint8_t *q = w[i].qs + 32 * (j / 2);
+            int dot = 0;
+            for (int l = 0; l < 32; l++) dot += ((j & 1) ? q[l] >> 4 : q[l] & 0xF) * a[i].qs[32 * j + l];
+            isum += sc * dot;
+            msum += m * (a[i].s16[2 * j] + a[i].s16[2 * j + 1]);
+        }
+        s += a[i].d * (h2f(w[i].d) * (float)isum - h2f(w[i].dmin) * (float)msum);
+    }
+    return s;
+}
+
+static float q6_K_q8k(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int32_t isum = 0;
+        for (int n = 0; n < 2; n++) {
+            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
+            const int8_t *sc = w[i].scales + 8 * n;
+            const int8_t *aq = a[i].qs + 128 * n;
+            for (int k = 0; k < 4; k++) {
+                int sums[2] = {0, 0};
+                for (int l = 0; l < 32; l++) {
+                    uint8_t lo = (k & 1) ? ql[l + 32] : ql[l];
+                    int q = ((k & 2) ? (lo >> 4) : (lo & 0xF)) | (((qh[l] >> (2 * k)) & 3) << 4);
+                    sums[l / 16] += (q - 32) * aq[32 * k + l];
+                }
+                isum += sc[2 * k] * sums[0] + sc[2 * k + 1] * sums[1];
+            }
+        }
+        s += a[i].d * h2f(w[i].d) * (float)isum;
+    }
+    return s;
+}
+
+#if defined(__AVX2__)
+#define PREFETCH_K 1024
+
+// pick[c]: the 16-bit element c of each 128-bit lane, repeated across the lane.
+static inline __m256i repeat16(int c) { return _mm256_set1_epi16((short)(((2 * c + 1) << 8) | (2 * c))); }
+
+// A Q4_K block's eight 6-bit scales as bytes (GGML's packing undone on three 32-bit words),
+// and sum_j min_j x (activation sum of sub-block j) as eight int32 in `msum` (each minimum
+// taken twice, against the activations' sums per 16).
+static inline uint64_t q4k_scales(const block_q4_K *w, const qb_q8k *a, __m256i *msum) {
+    uint32_t u0, u1, u2;
+    memcpy(&u0, w->scales, 4);
+    memcpy(&u1, w->scales + 4, 4);
+    memcpy(&u2, w->scales + 8, 4);
+    uint64_t sc = (uint64_t)(u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
+    uint64_t mn = (uint64_t)(u1 & 0x3f3f3f3fu) | (uint64_t)(((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u)) << 32;
+    __m128i mn8 = _mm_cvtsi64_si128((long long)mn);
+    *msum = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8)), _mm256_loadu_si256((const __m256i *)a->s16));
+    return sc;
+}
+
+static float q4_K_q8k_avx2(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i pick[8];
+    for (int c = 0; c < 8; c++) pick[c] = repeat16(c);
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        __m256i msum;
+        uint64_t sc = q4k_scales(w + i, a + i, &msum);
+        // The eight scales as 16-bit values in both lanes.
+        __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+        __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
+        for (int j = 0; j < 4; j++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
+            __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j)));
+            __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j + 32)));
+            is0 = _mm256_add_epi32(is0, _mm256_madd_epi16(p0, _mm256_shuffle_epi8(sc16, pick[2 * j])));
+            is1 = _mm256_add_epi32(is1, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(sc16, pick[2 * j + 1])));
+        }
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1)), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
+    }
+    return hsum_ps(_mm256_sub_ps(acc, accm));
+}
+
+static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m03 = _mm256_set1_epi8(0x03), m0c = _mm256_set1_epi8(0x0C),
+                  m30 = _mm256_set1_epi8(0x30);
+    // Block k of a half takes scale 2k (its first 16 values, low lane) and 2k + 1 (high lane)
+    // of the half's eight, which are held in both lanes.
+    __m256i pick[4];
+    for (int k = 0; k < 4; k++) pick[k] = _mm256_permute2x128_si256(repeat16(2 * k), repeat16(2 * k + 1), 0x20);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
+        // The -32 offset of every value, through the activations' sums per 16.
+        __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)a[i].s16));
+        __m256i is0 = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5)), is1 = _mm256_setzero_si256();
+        for (int n = 0; n < 2; n++) {
+            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
+            const int8_t *aq = a[i].qs + 128 * n;
+            __m256i half = n ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
+            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m03), 4));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(h, m0c), 2));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+            for (int k = 0; k < 4; k++) {
+                __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(aq + 32 * k)));
+                __m256i m = _mm256_madd_epi16(p, _mm256_shuffle_epi8(half, pick[k]));
+                if (k & 1) is1 = _mm256_add_epi32(is1, m);
+                else is0 = _mm256_add_epi32(is0, m);
+            }
+        }
+        // Two accumulators: consecutive super-blocks' multiply-adds do not wait on each other.
+        __m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1));
+        if (i & 1) acc1 = _mm256_fmadd_ps(f, _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc1);
+        else acc0 = _mm256_fmadd_ps(f, _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc0);
+    }
+    return hsum_ps(_mm256_add_ps(acc0, acc1));
+}
+#endif
+
+#if defined(QB_AVX512)
+// The same products on 64-byte vectors. 16-bit products of quants and activations are
+// scaled and summed into 32-bit lanes by one vpdpwssd (the sub-block scales spread over the
+// lanes by a word permute), so each super-block is converted to float once.
+
+// A Q4_K 64-byte load of quants holds sub-blocks 4k and 4k + 2 in its low nibbles and 4k + 1
+// and 4k + 3 in its high ones: the activations are laid out once per call in that order.
+static void q8k_for_q4k(const qb_q8k *x, int8_t *out, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++)
+        for (int k = 0; k < 2; k++) {
+            const int8_t *src = x[i].qs + 128 * k;
+            int8_t *dst = out + 256 * i + 128 * k;
+            memcpy(dst, src, 32);
+            memcpy(dst + 32, src + 64, 32);
+            memcpy(dst + 64, src + 32, 32);
+            memcpy(dst + 96, src + 96, 32);
+        }
+}
+
+// Word index vector: lanes 0..15 take word a, lanes 16..31 word b.
+static inline __m512i pick_words(int a, int b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)a)), _mm256_set1_epi16((short)b), 1);
+}
+
+static float q4_K_q8k_512(const block_q4_K *w, const int8_t *ap, const qb_q8k *a, int64_t nb) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i pick[4] = {pick_words(0, 2), pick_words(1, 3), pick_words(4, 6), pick_words(5, 7)};
+    __m512 acc = _mm512_setzero_ps();
+    __m256 accm = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        __m256i msum;
+        uint64_t sc = q4k_scales(w + i, a + i, &msum);
+        __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+        __m512i is[2];
+        for (int k = 0; k < 2; k++) {
+            __m512i q = _mm512_loadu_si512((const void *)(w[i].qs + 64 * k));
+            __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            __m512i p0 = _mm512_maddubs_epi16(lo, _mm512_loadu_si512((const void *)(ap + 256 * i + 128 * k)));
+            __m512i p1 = _mm512_maddubs_epi16(hi, _mm512_loadu_si512((const void *)(ap + 256 * i + 128 * k + 64)));
+            is[k] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, _mm512_permutexvar_epi16(pick[2 * k], sc16)), p1,
+                                        _mm512_permutexvar_epi16(pick[2 * k + 1], sc16));
+        }
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(h2f(w[i].d) * a[i].d), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
+    }
+    return _mm512_reduce_add_ps(acc) - hsum_ps(accm);
+}
+
+// Word index vector for Q6_K scales: lane j (0..31) takes scale base + j / 8.
+static inline __m512i pick_scales(int base) {
+    short v[32];
+    for (int j = 0; j < 32; j++) v[j] = (short)(base + j / 8);
+    return _mm512_loadu_si512((const void *)v);
+}
+
+static float q6_K_q8k_512(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m3 = _mm512_set1_epi8(0x03);
+    const __m512i pick[4] = {pick_scales(0), pick_scales(4), pick_scales(8), pick_scales(12)};
+    __m512 acc = _mm512_setzero_ps();
+    __m256 accc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        __m256i sc256 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
+        __m512i sc16 = _mm512_castsi256_si512(sc256);
+        // The -32 offset of every value, through the activations' sums per 16.
+        __m256i corr = _mm256_madd_epi16(sc256, _mm256_loadu_si256((const __m256i *)a[i].s16));
+        __m512i is[2];
+        for (int n = 0; n < 2; n++) {
+            __m512i ql = _mm512_loadu_si512((const void *)(w[i].ql + 64 * n));
+            __m256i h = _mm256_loadu_si256((const __m256i *)(w[i].qh + 32 * n));
+            // High bits of values 0..63 of the half: h (first 32), h >> 2 (next 32); of 64..127: h >> 4, h >> 6.
+            __m512i hl = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+            __m512i hh = _mm512_srli_epi16(hl, 4);
+            __m512i qlo = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(_mm512_and_si512(hl, m3), 4));
+            __m512i qhi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                          _mm512_slli_epi16(_mm512_and_si512(hh, m3), 4));
+            __m512i p0 = _mm512_maddubs_epi16(qlo, _mm512_loadu_si512((const void *)(a[i].qs + 128 * n)));
+            __m512i p1 = _mm512_maddubs_epi16(qhi, _mm512_loadu_si512((const void *)(a[i].qs + 128 * n + 64)));
+            is[n] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, _mm512_permutexvar_epi16(pick[2 * n], sc16)), p1,
+                                        _mm512_permutexvar_epi16(pick[2 * n + 1], sc16));
+        }
+        float dd = h2f(w[i].d) * a[i].d;
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(dd), acc);
+        accc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(corr), _mm256_set1_ps(dd), accc);
+    }
+    return _mm512_reduce_add_ps(acc) - 32.0f * hsum_ps(accc);
+}
+#endif
+
+void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
+    int64_t nb = cols / 256, row_bytes = nb * qb_block_bytes(type);
+#if defined(QB_AVX512)
+    if (type == QB_Q6_K) {
+        for (int64_t r = r0; r < r1; r++) y[r] = q6_K_q8k_512((const void *)((const uint8_t *)w + r * row_bytes), x, nb);
+        return;
+    }
+    if (type == QB_Q4_K) {
+        int8_t stack[64 * 256];
+        int8_t *ap = nb <= 64 ? stack : malloc((size_t)nb * 256);
+        if (ap) {
+            q8k_for_q4k(x, ap, nb);
+            for (int64_t r = r0; r < r1; r++)
+                y[r] = q4_K_q8k_512((const void *)((const uint8_t *)w + r * row_bytes), ap, x, nb);
+            if (ap != stack) free(ap);
+            return;
+        }
+    }
+#endif
+    for (int64_t r = r0; r < r1; r++) {
+        const void *row = (const uint8_t *)w + r * row_bytes;
+#if defined(__AVX2__)
+        y[r] = type == QB_Q4_K ? q4_K_q8k_avx2(row, x, nb) : type == QB_Q6_K ? q6_K_q8k_avx2(row, x, nb) : NAN;
+#else
+        y[r] = type == QB_Q4_K ? q4_K_q8k(row, x, nb) : type == QB_Q6_K ? q6_K_q8k(row, x, nb) : NAN;
+#endif
+    }
+}
+
+float qb_dot_kquant_portable(int32_t type, const void *w, const qb_q8k *x, int64_t cols) {
+    return type == QB_Q4_K ? q4_K_q8k(w, x, cols / 256) : type == QB_Q6_K ? q6_K_q8k(w, x, cols / 256) : NAN;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -163,10 +163,81 @@ static void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
 }
 #endif
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define QB_AVX512 1
+// Sums of each group of four lanes: [row 0, row 1, row 2, row 3].
+static inline __m128 sum_quads(__m512 v) {
+    float t[16], o[4];
+    _mm512_storeu_ps(t, v);
+    for (int r = 0; r < 4; r++) o[r] = (t[4 * r] + t[4 * r + 1]) + (t[4 * r + 2] + t[4 * r + 3]);
+    return _mm_loadu_ps(o);
+}
+
+// Q4_0, four rows on 64-byte vectors: the four rows' 16 quant bytes fill the four 128-bit
+// lanes; low nibbles (values 0..15) and high nibbles (16..31) each meet their half of the
+// activations broadcast to every lane, unsigned x signed (vpdpbusd), and the -8 offset is
+// taken out at the end through the activations' block sums.
+static void q4_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i quads = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    __m128 off = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += 72) {
+        _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
+        __m512i q = _mm512_loadu_si512((const void *)(g + 8));
+        __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)x[b].qs));
+        __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(x[b].qs + 16)));
+        __m512i p = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(q, m4), xlo),
+                                        _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), xhi);
+        __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        off = _mm_fmadd_ps(d, _mm_set1_ps(x[b].s), off);
+        __m512 dd = _mm512_permutexvar_ps(quads, _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x[b].d))));
+        // Two accumulators: consecutive blocks' multiply-adds do not wait on each other.
+        if (b & 1) acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc1);
+        else acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc0);
+    }
+    _mm_storeu_ps(y, _mm_sub_ps(sum_quads(_mm512_add_ps(acc0, acc1)), _mm_mul_ps(off, _mm_set1_ps(8))));
+}
+
+// Q8_0, four rows: rows 0-1 and 2-3 fill two 64-byte vectors. The signed quants are made
+// unsigned by adding 128 (an xor of the sign bit) and the 128 x sum(activations) this adds
+// is taken out at the end, as Q4_0's offset.
+static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
+    const __m512i sign = _mm512_set1_epi8((char)0x80);
+    const __m512i halves01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i halves23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
+    __m128 off = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += 136) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
+        __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)x[b].qs));
+        __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + 8)), sign);
+        __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + 72)), sign);
+        __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        off = _mm_fmadd_ps(d, _mm_set1_ps(x[b].s), off);
+        __m512 dx = _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x[b].d)));
+        acc01 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w01, xv)),
+                                _mm512_permutexvar_ps(halves01, dx), acc01);
+        acc23 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w23, xv)),
+                                _mm512_permutexvar_ps(halves23, dx), acc23);
+    }
+    float o[4];
+    _mm_storeu_ps(o, _mm_mul_ps(off, _mm_set1_ps(128)));
+    y[0] = hsum_ps(_mm512_castps512_ps256(acc01)) - o[0];
+    y[1] = hsum_ps(_mm512_extractf32x8_ps(acc01, 1)) - o[1];
+    y[2] = hsum_ps(_mm512_castps512_ps256(acc23)) - o[2];
+    y[3] = hsum_ps(_mm512_extractf32x8_ps(acc23, 1)) - o[3];
+}
+#endif
+
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
     int64_t nb = cols / 32, gbb = group_block_bytes(type);
     for (int64_t g = g0; g < g1; g++) {
         const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
+#if defined(QB_AVX512)
+        if (type == QB_Q4_0) { q4_0x4_512(grp, x, y + 4 * g, nb); continue; }
+        if (type == QB_Q8_0) { q8_0x4_512(grp, x, y + 4 * g, nb); continue; }
+#endif
 #if defined(__AVX2__)
         if (type == QB_Q4_0) { q4_0x4(grp, x, y + 4 * g, nb); continue; }
         if (type == QB_Q8_0) { q8_0x4(grp, x, y + 4 * g, nb); continue; }

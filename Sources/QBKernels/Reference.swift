@@ -27,13 +27,13 @@ public enum Reference {
         return m.toFloats()
     }
 
-    /// What the integer kernels see of an activation vector: each 32 values rounded to
+    /// What the integer kernels see of an activation vector: each `block` values rounded to
     /// int8 steps of max|x|/127. Scaled by the reciprocal of the step, as the kernels do:
     /// x / d and x * (1 / d) can round to different integers near a half step.
-    public static func quantizeActivations(_ x: [Float]) -> [Float] {
+    public static func quantizeActivations(_ x: [Float], block: Int = 32) -> [Float] {
         var out = x
-        for b in stride(from: 0, to: x.count, by: 32) {
-            let block = x[b..<min(b + 32, x.count)]
+        for b in stride(from: 0, to: x.count, by: block) {
+            let block = x[b..<min(b + block, x.count)]
             let d = (block.map { abs($0) }.max() ?? 0) / 127
             let id = d == 0 ? 0 : 1 / d
             for i in block.indices { out[i] = Float((x[i] * id).rounded(.toNearestOrEven)) * d }
@@ -41,12 +41,13 @@ public enum Reference {
         return out
     }
 
-    /// y = W x, accumulated in Double. Quantized weights see quantized activations, as the
-    /// fast kernels do.
-    public static func matvec(_ w: Matrix, _ x: [Float]) -> [Float] {
+    /// y = W x, accumulated in Double. Quantized weights see activations quantized as the
+    /// fast kernels quantize them: in blocks of `activationBlock` values (by default the
+    /// format's decode block; 4- and 6-bit prefill uses 32 for every format).
+    public static func matvec(_ w: Matrix, _ x: [Float], activationBlock: Int? = nil) -> [Float] {
         let values = values(w)
         var xs = x
-        if case .dense = w.format {} else { xs = quantizeActivations(x) }
+        if let block = activationBlock ?? w.format.activationBlock { xs = quantizeActivations(x, block: block) }
         return (0..<w.rows).map { r in
             var s = 0.0
             for c in 0..<w.cols { s += Double(values[r * w.cols + c]) * Double(xs[c]) }

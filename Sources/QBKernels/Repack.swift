@@ -26,6 +26,42 @@ extension Matrix {
     }
 }
 
+extension Matrix {
+    /// This matrix's stored bytes copied, unchanged, into page-aligned memory with
+    /// transparent huge pages (nil when it is not a mapped view: nothing to gain). Decode
+    /// streams every weight once per token; file pages are 4 KiB, so the stream crosses a
+    /// page (a TLB miss and the end of a hardware prefetch run) every 4 KiB, and a huge page
+    /// every 2 MiB.
+    public func residentCopy(pool: ThreadPool) -> Matrix? {
+        guard layout == .rows else { return nil }
+        let bytes = byteCount
+        let storage = PageBuffer(bytes: bytes)
+        let src = base, dst = storage.pointer
+        let chunk = 1 << 20
+        pool.parallelFor((bytes + chunk - 1) / chunk, grain: 4) { range, _ in
+            for c in range {
+                let n = min(chunk, bytes - c * chunk)
+                (dst + c * chunk).copyMemory(from: src + c * chunk, byteCount: n)
+            }
+        }
+        // MLX scales and biases stay where they are (small); keep their storage alive too.
+        let owner: AnyObject = scales == nil ? storage : OwnerPair(storage, self.owner)
+        return Matrix(
+            format: format, rows: rows, cols: cols, base: UnsafeRawPointer(dst), scales: scales, biases: biases,
+            owner: owner, layout: .rows)
+    }
+}
+
+/// Two owners kept alive together.
+final class OwnerPair: @unchecked Sendable {
+    let first: AnyObject
+    let second: AnyObject?
+    init(_ first: AnyObject, _ second: AnyObject?) {
+        self.first = first
+        self.second = second
+    }
+}
+
 /// Page-aligned anonymous memory for repacked weights, with transparent huge pages asked
 /// for (long sequential streams touch fewer TLB entries).
 public final class PageBuffer: @unchecked Sendable {

@@ -9,6 +9,9 @@ public enum GGMLType: Int32, Sendable, CaseIterable, Codable {
     public var blockSize: Int { Int(qb_block_size(rawValue)) }
     /// Bytes per block.
     public var blockBytes: Int { Int(qb_block_bytes(rawValue)) }
+    /// Values per int8 activation block this type is dotted with in decode: 256 (one scale
+    /// per super-block, GGML's Q8_K) for Q4_K and Q6_K, 32 for the others.
+    public var activationBlock: Int { Int(qb_activation_block(rawValue)) }
     public var name: String {
         switch self {
         case .q4_0: return "Q4_0"
@@ -80,6 +83,15 @@ public enum WeightFormat: Sendable, Hashable {
         case .dense(let d): return d.rawValue
         case .ggml(let t): return t.name
         case .mlx(let q): return "MLX-Q\(q.bits)-G\(q.groupSize)"
+        }
+    }
+
+    /// Values per int8 activation block in decode (nil for dense formats, which take f32).
+    public var activationBlock: Int? {
+        switch self {
+        case .dense: return nil
+        case .ggml(let t): return t.activationBlock
+        case .mlx: return 32
         }
     }
 

@@ -12,7 +12,9 @@ extension LlamaModel {
         var done: [UnsafeRawPointer: Matrix] = [:]
         func convert(_ m: Matrix) -> Matrix {
             if let d = done[m.base] { return d }
-            guard let out = m.interleavedForDecode(pool: pool) else { return m }
+            // Mapped matrices without an interleaved layout are still copied to huge pages.
+            guard let out = m.interleavedForDecode(pool: pool) ?? (m.owner is MappedFile ? m.residentCopy(pool: pool) : nil)
+            else { return m }
             (m.owner as? MappedFile)?.release(m.base, count: m.byteCount)
             done[m.base] = out
             return out
@@ -23,8 +25,10 @@ extension LlamaModel {
                 attentionNorm: l.attentionNorm, wq: convert(l.wq), wk: convert(l.wk), wv: convert(l.wv), wo: convert(l.wo),
                 ffnNorm: l.ffnNorm, gate: convert(l.gate), up: convert(l.up), down: convert(l.down))
         }
+        // An untied embedding is only gathered from, a row per token: it stays mapped.
+        let output = convert(w.output)
         let repacked = LlamaWeights(
-            embedding: convert(w.embedding), layers: layers, finalNorm: w.finalNorm, output: convert(w.output))
+            embedding: w.embedding.base == w.output.base ? output : w.embedding, layers: layers, finalNorm: w.finalNorm, output: output)
         if done.isEmpty { return self }
         return try LlamaModel(
             config: config, ropeStyle: rope.style, weights: repacked, source: source, stopTokens: stopTokens,

@@ -101,9 +101,9 @@ public final class LlamaModel: Sendable {
             if isCancelled() { return nil }
             // Attention.
             rmsnormRows(s.x.pointer, layer.attentionNorm, into: s.xb.pointer, rows: n)
-            Linear.matmul(layer.wq, s.xb.pointer, s.q.pointer, count: n, pool: pool)
-            Linear.matmul(layer.wk, s.xb.pointer, s.k.pointer, count: n, pool: pool)
-            Linear.matmul(layer.wv, s.xb.pointer, s.v.pointer, count: n, pool: pool)
+            Linear.matmul(
+                [layer.wq, layer.wk, layer.wv], s.xb.pointer, [s.q.pointer, s.k.pointer, s.v.pointer], count: n,
+                pool: pool)
             for t in 0..<n {
                 let cs = s.cos.pointer + t * hd / 2, sn = s.sin.pointer + t * hd / 2
                 rope.apply(s.q.pointer + t * c.qDim, heads: c.numAttentionHeads, cos: cs, sin: sn)
@@ -116,8 +116,7 @@ public final class LlamaModel: Sendable {
 
             // Feed-forward (SwiGLU).
             rmsnormRows(s.x.pointer, layer.ffnNorm, into: s.xb.pointer, rows: n)
-            Linear.matmul(layer.gate, s.xb.pointer, s.hb.pointer, count: n, pool: pool)
-            Linear.matmul(layer.up, s.xb.pointer, s.hb2.pointer, count: n, pool: pool)
+            Linear.matmul([layer.gate, layer.up], s.xb.pointer, [s.hb.pointer, s.hb2.pointer], count: n, pool: pool)
             Ops.swiglu(gate: s.hb.pointer, up: s.hb2.pointer, count: n * c.intermediateSize)
             Linear.matmul(layer.down, s.hb.pointer, s.xb.pointer, count: n, pool: pool)
             Ops.add(s.xb.pointer, into: s.x.pointer, count: n * dim)

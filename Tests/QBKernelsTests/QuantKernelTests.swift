@@ -71,6 +71,61 @@ final class QuantKernelTests: XCTestCase {
         }
     }
 
+    /// Matrices that read one input (Q, K, V; gate, up) share one quantization of it and one
+    /// parallel section: each output equals its own product's, bitwise, at any thread count,
+    /// whatever the mix of formats and layouts.
+    func testFusedMatvecEqualsSeparateProducts() {
+        let cols = 512
+        let q40 = Quantizer.quantize(randoms(64 * cols), rows: 64, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
+        let ws: [Matrix] = [
+            q40.interleavedForDecode(pool: ThreadPool(threads: 1))!,
+            randomBlocks(.q4_K, rows: 48, cols: cols),
+            randomBlocks(.q6_K, rows: 20, cols: cols),
+            Quantizer.quantize(randoms(36 * cols), rows: 36, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 1)),
+            Quantizer.quantize(
+                randoms(40 * cols), rows: 40, cols: cols, to: .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)),
+                pool: ThreadPool(threads: 1)),
+        ]
+        let x = randoms(cols, scale: 3)
+        let separate = ws.map { matvec($0, x, threads: 1) }
+        for threads in [1, 2, 3] {
+            let outs = ws.map { FloatBuffer(count: $0.rows) }
+            Linear.matvec(ws, x, outs.map(\.pointer), pool: ThreadPool(threads: threads))
+            for i in ws.indices { XCTAssertEqual(outs[i].array, separate[i], "matrix \(i) at \(threads) threads") }
+        }
+    }
+
+    /// The huge-page copy decode streams from holds the same bytes.
+    func testResidentCopyIsTheSameMatrix() {
+        let w = randomBlocks(.q4_K, rows: 8, cols: 512)
+        guard let copy = w.residentCopy(pool: ThreadPool(threads: 2)) else { return XCTFail("no copy") }
+        XCTAssertNotEqual(copy.base, w.base)
+        XCTAssertEqual(copy.toFloats(), w.toFloats())
+        let x = randoms(512)
+        XCTAssertEqual(matvec(copy, x, threads: 2), matvec(w, x, threads: 2))
+    }
+
+    /// Q4_K and Q6_K decode against activations quantized per 256 (q8k): the AVX2 rows equal
+    /// the portable C rows, and the activations are what the reference quantizer makes.
+    func testKQuantRowsMatchPortableRows() {
+        for t in [GGMLType.q4_K, .q6_K] {
+            for cols in [256, 2048, 17408] {
+                let rows = 5
+                let w = randomBlocks(t, rows: rows, cols: cols)
+                let x = randoms(cols, scale: 4)
+                var xk = [qb_q8k](repeating: qb_q8k(), count: cols / 256)
+                qb_quantize_q8k(x, &xk, Int64(cols))
+                let widened = xk.flatMap { b in withUnsafeBytes(of: b.qs) { $0.map { Float(Int8(bitPattern: $0)) * b.d } } }
+                XCTAssertEqual(widened, Reference.quantizeActivations(x, block: 256), "\(t.name) activations")
+                let fast = matvec(w, x, threads: 2)
+                let portable = (0..<rows).map { r in
+                    qb_dot_kquant_portable(t.rawValue, w.base + r * w.format.rowBytes(cols: cols), xk, Int64(cols))
+                }
+                XCTAssertLessThan(relativeError(fast, portable), 1e-5, "\(t.name) \(cols)")
+            }
+        }
+    }
+
     /// The four-row interleaved decode layout: same values (dequantized and as stored
     /// blocks), products equal to the reference at any thread count, prefill unchanged.
     func testInterleavedLayoutMatchesPlainRows() {
@@ -107,11 +162,11 @@ final class QuantKernelTests: XCTestCase {
         XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "K-quants stay plain")
     }
 
-    /// Prefill of 4-bit weights runs on int8 dot products over 8-row tiles: equal to the
-    /// reference with activations quantized as decode quantizes them, for every layout and
-    /// scale type, with activation counts that leave remainders of the 4-row passes, and the
-    /// same at any thread count.
-    func testFourBitPrefillMatchesReferenceWithQuantizedActivations() {
+    /// Prefill of quantized weights runs on int8 dot products over 16-row tiles: equal to the
+    /// reference with activations quantized per 32 values, for every layout and scale type
+    /// (8-bit formats where VNNI takes them), with activation counts that leave remainders of
+    /// the 8- and 4-row passes, and the same at any thread count.
+    func testIntPrefillMatchesReferenceWithQuantizedActivations() {
         let rows = 48, cols = 512
         var cases: [(String, Matrix)] = []
         let q40 = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 2))
@@ -141,11 +196,24 @@ final class QuantKernelTests: XCTestCase {
             }
         }
         cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
+        if IntTiles.wideValues {
+            // 8-bit values take the int8 path where VNNI accumulates in 32 bits.
+            let q80 = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 2))
+            let raw = UnsafeMutableRawPointer(mutating: q80.base)
+            for b in stride(from: 0, to: rows * cols / 32, by: 5) { raw.storeBytes(of: -128, toByteOffset: b * 34 + 2 + b % 32, as: Int8.self) }
+            cases.append(("Q8_0 with -128", q80))
+            cases.append(("Q8_0 interleaved", q80.interleavedForDecode(pool: ThreadPool(threads: 1))!))
+            cases.append(("MLX 8-bit g64", Quantizer.quantize(
+                randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)),
+                pool: ThreadPool(threads: 2))))
+        }
         for (name, w) in cases {
-            XCTAssertTrue(U4Tiles.fits(w), name)
-            for count in [2, 5, 17] {
+            XCTAssertTrue(IntTiles.fits(w), name)
+            for count in [2, 5, 15, 29] {
                 let x = randoms(count * cols, scale: 2)
-                let expected = (0..<count).flatMap { Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)])) }
+                let expected = (0..<count).flatMap {
+                    Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: 32)
+                }
                 var y1 = [Float](repeating: .nan, count: count * rows), y2 = y1
                 Linear.matmul(w, x, &y1, count: count, pool: ThreadPool(threads: 1))
                 Linear.matmul(w, x, &y2, count: count, pool: ThreadPool(threads: 2))

@@ -23,12 +23,30 @@ typedef struct {
 
 void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n);
 
+// Activations for K-quant weights (GGML's Q8_K): one block per 256 values, x[i] ~= d * qs[i],
+// with the sums of qs per 16 values (for the formats' offsets and minimums).
+typedef struct {
+    float d;
+    int16_t s16[16];
+    int8_t qs[256];
+} qb_q8k;
+
+void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n);
+
+// Values per activation block a GGML type is dotted with: 256 (q8k) for Q4_K and Q6_K,
+// 32 (q8a) for the others.
+int32_t qb_activation_block(int32_t type);
+
 // Widens `n` elements (a whole number of blocks) of GGML type `type` to f32.
 void qb_dequantize_row(int32_t type, const void *src, float *dst, int64_t n);
 
 // y[r] = dot(W[r], x) for rows [r0, r1) of a GGML-typed matrix whose rows are
-// `cols` wide; x is given quantized (q8a, cols/32 blocks).
+// `cols` wide; x is given quantized (q8a, cols/32 blocks). Not for Q4_K and Q6_K (NaN).
 void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols);
+// The same for Q4_K and Q6_K against q8k activations (cols/256 blocks).
+void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols);
+// One row by the portable C version of qb_matvec_kquant's kernel (for tests).
+float qb_dot_kquant_portable(int32_t type, const void *w, const qb_q8k *x, int64_t cols);
 
 // MLX affine quantization: w = scale * q + bias per group of `group` values along a row;
 // q packed little-endian into uint32 words, low bits first. Scales and biases have
