@@ -63,9 +63,27 @@ public enum BenchReport {
                 let gbps = m.median * bytesPerToken / 1e9
                 var line = String(format: "%@: weights and KV cache read at %.2f GB/s", c.test ?? c.id, gbps)
                 if let roof = r.roofline, roof.readBandwidthAllThreads > 0 {
-                    line += String(format: " (%.0f%% of this machine's measured %.1f GB/s", 100 * gbps / roof.readBandwidthAllThreads, roof.readBandwidthAllThreads)
-                    // Small weights stay in the caches, so memory bandwidth does not bound them.
-                    line += gbps > roof.readBandwidthAllThreads ? "; the weights fit in the CPU caches)" : ")"
+                    line += String(
+                        format: " (%.0f%% of the %.1f GB/s read bandwidth %@)", 100 * gbps / roof.readBandwidthAllThreads,
+                        roof.readBandwidthAllThreads, rooflineOrigin(r))
+                }
+                out.append("")
+                out.append(line)
+            }
+            // Prefill is arithmetic: two operations per weight per token in the layers' products
+            // (the output head, run once per chunk, and attention are left out).
+            for c in throughput where c.test?.hasPrefix("pp") == true {
+                guard let m = c.metrics[Metric.tokensPerSecond.rawValue] else { continue }
+                let s = r.model.config
+                let qDim = s.heads * s.headDim, kvDim = s.kvHeads * s.headDim
+                let perLayer = s.hiddenSize * (2 * qDim + 2 * kvDim) + 3 * s.hiddenSize * s.ffnSize
+                let gops = m.median * 2 * Double(s.layers * perLayer) / 1e9
+                var line = String(format: "%@: weight products at %.1f GOP/s", c.test ?? c.id, gops)
+                if let roof = r.roofline, let kind = r.prefillArithmetic {
+                    let peak = kind == "int8" ? roof.int8GopsAllThreads : roof.fp32GflopsAllThreads
+                    if peak > 0 {
+                        line += String(format: " (%.0f%% of the %@ peak, %.0f GOP/s %@)", 100 * gops / peak, kind, peak, rooflineOrigin(r))
+                    }
                 }
                 out.append("")
                 out.append(line)
@@ -109,6 +127,13 @@ public enum BenchReport {
 
     /// llama-bench's Markdown table: `| model | size | params | backend | threads | test | t/s |`,
     /// t/s as mean ± standard deviation over the repetitions.
+    /// "measured in this run" or "stored, measured DATE".
+    static func rooflineOrigin(_ r: BenchResult) -> String {
+        guard let roof = r.roofline else { return "" }
+        if r.rooflineSource == "this run" { return "measured in this run" }
+        return "stored, measured " + ISO8601DateFormatter().string(from: roof.measuredAt)
+    }
+
     public static func llamaBenchTable(_ r: BenchResult) -> String {
         var rows = [["model", "size", "params", "backend", "threads", "test", "t/s"]]
         let size = llamaBenchSize(r.model.weightBytes)

@@ -19,13 +19,20 @@ public struct BenchResult: Codable, Sendable {
     public var load: LoadInfo
     public var cases: [CaseResult]
     public var aggregate: Aggregate
-    /// This machine's measured ceilings (`quantbench roofline`) at the run's thread count,
-    /// when they have been stored; reports express decode speed as a share of them.
+    /// This machine's measured ceilings (`quantbench roofline`) at the run's thread count;
+    /// reports express decode speed as a share of the read bandwidth and prefill as a share
+    /// of the arithmetic peak.
     public var roofline: Roofline?
+    /// Where `roofline` came from: "this run" (`bench --roofline`) or "store".
+    public var rooflineSource: String?
+    /// Which peak prefill is held against: "int8" when the weight products run on int8 dot
+    /// products, "fp32" when they run on f32 (sgemm).
+    public var prefillArithmetic: String?
 
     enum CodingKeys: String, CodingKey {
         case schema, schemaVersion = "schema_version", createdAt = "created_at", suite, environment, model, settings, load
         case cases, aggregate, roofline
+        case rooflineSource = "roofline_source", prefillArithmetic = "prefill_arithmetic"
     }
 
     public init(

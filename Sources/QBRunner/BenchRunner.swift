@@ -1,4 +1,5 @@
 import Foundation
+import QBKernels
 import QBGeneration
 import QBModel
 
@@ -19,6 +20,8 @@ public struct BenchRunner: Sendable {
     public var seed: UInt64
     public var interrupt: InterruptFlag
     public var progress: @Sendable (BenchProgress) -> Void
+    /// Ceilings measured in this run; nil reads the stored ones.
+    public var roofline: Roofline?
 
     /// Defaults keep the smoke suite on the tiny default model to a few seconds in a
     /// release build; llama-bench's own default is 5 repetitions with 1 warmup too.
@@ -29,8 +32,9 @@ public struct BenchRunner: Sendable {
     public init(
         loaded: LoadedModel, repetitions: Int = BenchRunner.defaultRepetitions, warmup: Int = BenchRunner.defaultWarmup,
         seed: UInt64 = BenchRunner.defaultSeed, interrupt: InterruptFlag = InterruptFlag(),
-        progress: @escaping @Sendable (BenchProgress) -> Void = { _ in }
+        progress: @escaping @Sendable (BenchProgress) -> Void = { _ in }, roofline: Roofline? = nil
     ) {
+        self.roofline = roofline
         self.loaded = loaded
         self.repetitions = max(1, repetitions)
         self.warmup = max(0, warmup)
@@ -74,7 +78,9 @@ public struct BenchRunner: Sendable {
             cases.append(result)
         }
         if interrupt.isSet { throw BenchInterrupted() }
-        return BenchResult(
+        let stored = roofline == nil ? Roofline.stored(threads: loaded.pool.threadCount) : nil
+        let firstLayer = loaded.model.weights.layers.first
+        var result = BenchResult(
             createdAt: Self.timestamp(Date()),
             suite: SuiteInfo(name: suite.name, path: suite.path.map(Self.portablePath), hash: suite.hash, description: suite.description),
             environment: .current(threads: loaded.pool.threadCount),
@@ -83,7 +89,10 @@ public struct BenchRunner: Sendable {
                 repetitions: repetitions, warmup: warmup, threads: loaded.pool.threadCount, seed: seed,
                 chatFormat: ChatPromptRenderer.format, kvType: loaded.kvType.rawValue),
             load: loaded.load, cases: cases, aggregate: Self.aggregate(cases),
-            roofline: Roofline.stored(threads: loaded.pool.threadCount))
+            roofline: roofline ?? stored)
+        result.rooflineSource = roofline != nil ? "this run" : stored != nil ? "store" : nil
+        if let l = firstLayer { result.prefillArithmetic = Linear.prefillQuantizesActivations(l.gate) ? "int8" : "fp32" }
+        return result
     }
 
     /// `run` from synchronous code (the command line).

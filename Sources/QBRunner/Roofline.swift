@@ -27,8 +27,17 @@ public struct Roofline: Codable, Sendable {
     public static func measure(pool: ThreadPool, bufferBytes: Int = 1 << 30, repetitions: Int = 5) -> Roofline {
         let threads = pool.threadCount
         let bytes = bufferBytes / (256 * threads) * 256 * threads
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 4096)
-        defer { buffer.deallocate() }
+        // Mapped directly, not through malloc: tcmalloc would keep the freed gigabyte in its
+        // heap, and `bench --roofline` would then report it in the model's peak memory.
+        guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+              mapped != MAP_FAILED else {
+            return Roofline(
+                threads: threads, readBandwidthOneThread: 0, readBandwidthAllThreads: 0, fp32GflopsOneThread: 0,
+                fp32GflopsAllThreads: 0, int8GopsOneThread: 0, int8GopsAllThreads: 0, cpu: CPUInfo.modelName,
+                measuredAt: Date())
+        }
+        let buffer = mapped
+        defer { munmap(mapped, bytes) }
         // Touch every page so the probe reads memory, not page faults.
         memset(buffer, 1, bytes)
         let sink = UnsafeMutablePointer<UInt64>.allocate(capacity: 64)

@@ -38,6 +38,9 @@ struct Bench: ParsableCommand {
     @Option(help: "Write the JSON here (the Markdown summary goes beside it, .md).")
     var out: String?
 
+    @Flag(help: "Measure this machine's ceilings (as `roofline` does) in this run, before the cases, and report against them instead of the stored ones.")
+    var roofline = false
+
     @Flag(help: "Print the result JSON on standard output instead of the summary.")
     var json = false
 
@@ -78,9 +81,16 @@ struct Bench: ParsableCommand {
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals()
         let printer = ProgressPrinter.automatic()
+        var ceilings: Roofline?
+        if roofline {
+            FileHandle.standardError.write(Data("measuring this machine's ceilings...\n".utf8))
+            let measured = Roofline.measure(pool: loaded.pool)
+            try measured.store()
+            ceilings = measured
+        }
         let runner = BenchRunner(
             loaded: loaded, repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt,
-            progress: { printer.handle($0) })
+            progress: { printer.handle($0) }, roofline: ceilings)
         let result: BenchResult
         do {
             result = try runner.runBlocking(suite)
