@@ -122,9 +122,21 @@ static inline __m256 exp8(__m256 x) {
 void qb_softmax(float *x, int64_t n) {
     if (n <= 0) return;
     float m = x[0];
-    for (int64_t i = 1; i < n; i++) m = x[i] > m ? x[i] : m;
+    int64_t i = 1;
+#if defined(__AVX2__)
+    // Eight running maxima: a serial scalar max waits on itself every element. max_ps keeps
+    // its second operand when either is NaN, as the scalar comparison below does.
+    if (n >= 8) {
+        __m256 vmax = _mm256_loadu_ps(x);
+        for (i = 8; i + 8 <= n; i += 8) vmax = _mm256_max_ps(_mm256_loadu_ps(x + i), vmax);
+        float lanes[8];
+        _mm256_storeu_ps(lanes, vmax);
+        for (int l = 0; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
+    }
+#endif
+    for (; i < n; i++) m = x[i] > m ? x[i] : m;
     float s = 0;
-    int64_t i = 0;
+    i = 0;
 #if defined(__AVX2__)
     __m256 vs = _mm256_setzero_ps(), vm = _mm256_set1_ps(m);
     for (; i + 8 <= n; i += 8) {
@@ -275,8 +287,126 @@ static inline __m256 hsum8x8(const __m256 a[8]) {
 }
 #endif
 
+#if defined(__AVX512F__)
+// AVX-512: tiles of 16 positions, widened with 64-byte conversions. A score tile is 16
+// dot products of one query with 16 key rows, summed across lanes together: each 64-byte
+// partial is folded to 32 bytes and the 16 halves reduced by the 8 x 8 transposing sum.
+enum { ATT_TILE16 = 16 };
+
+static void widen_rows16(int32_t type, const uint8_t *src, float *dst, int64_t count, int64_t hd) {
+    if (type == QB_F16) {
+        const uint16_t *h = (const uint16_t *)src;
+        for (int64_t i = 0; i < count * hd; i += 16)
+            _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(h + i))));
+        return;
+    }
+    for (int64_t i = 0; i < count * hd / 32; i++, src += 34, dst += 32) {
+        uint16_t dh;
+        memcpy(&dh, src, 2);
+        __m512 d = _mm512_cvtph_ps(_mm256_set1_epi16((short)dh));
+        __m128i lo = _mm_loadu_si128((const __m128i *)(src + 2)), hi = _mm_loadu_si128((const __m128i *)(src + 18));
+        _mm512_storeu_ps(dst, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(lo))));
+        _mm512_storeu_ps(dst + 16, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(hi))));
+    }
+}
+
+// The sixteen sums of sixteen vectors, in order: halves of pairs added (512 -> 256 bits per
+// vector), then quarters (-> 128), then a transposing add within 128-bit lanes twice, which
+// leaves lane j holding the sums of vectors j, 8 + j, 4 + j and 12 + j; one permute orders them.
+static inline __m512 hsum16x16(const __m512 v[16]) {
+    __m512 u[8], w[4], x[2];
+    for (int i = 0; i < 8; i++)
+        u[i] = _mm512_add_ps(_mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0x44), _mm512_shuffle_f32x4(v[2 * i], v[2 * i + 1], 0xEE));
+    for (int i = 0; i < 4; i++)
+        w[i] = _mm512_add_ps(_mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], 0x88), _mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], 0xDD));
+    for (int i = 0; i < 2; i++)
+        x[i] = _mm512_add_ps(_mm512_unpacklo_ps(w[2 * i], w[2 * i + 1]), _mm512_unpackhi_ps(w[2 * i], w[2 * i + 1]));
+    __m512 y = _mm512_add_ps(_mm512_unpacklo_ps(x[0], x[1]), _mm512_unpackhi_ps(x[0], x[1]));
+    const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 2, 6, 10, 14, 1, 5, 9, 13, 3, 7, 11, 15);
+    return _mm512_permutexvar_ps(order, y);
+}
+
+static inline __attribute__((always_inline)) void attention_group16(
+    int32_t type, const float *q, const void *k, const void *v, int64_t n, int64_t hd, int64_t group, float scale,
+    float *scores, float *out) {
+    int64_t row = type == QB_F16 ? hd * 2 : hd / 32 * 34;
+    float w[ATT_TILE16 * 512];
+    for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
+        int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
+        widen_rows16(type, (const uint8_t *)k + j0 * row, w, t, hd);
+        for (int64_t g = 0; g < group; g++) {
+            const float *qg = q + g * hd;
+            if (t == ATT_TILE16) {
+                __m512 acc[16];
+                for (int p = 0; p < 16; p++) {
+                    __m512 a = _mm512_mul_ps(_mm512_loadu_ps(w + p * hd), _mm512_loadu_ps(qg));
+                    for (int64_t c = 16; c < hd; c += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(w + p * hd + c), _mm512_loadu_ps(qg + c), a);
+                    acc[p] = a;
+                }
+                _mm512_storeu_ps(scores + g * n + j0, _mm512_mul_ps(hsum16x16(acc), _mm512_set1_ps(scale)));
+                continue;
+            }
+            for (int64_t p = 0; p < t; p++) scores[g * n + j0 + p] = qb_dot_f32(w + p * hd, qg, hd) * scale;
+        }
+    }
+    for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
+    if (group * hd <= 256 && hd % 16 == 0) {
+        // Every output of the group in registers for the whole pass (16 independent
+        // multiply-add chains; each widened value row is loaded once for all the heads).
+        enum { MAXC = 16 };
+        __m512 acc[MAXC];
+        int64_t nc = hd / 16;
+        for (int64_t i = 0; i < group * nc; i++) acc[i] = _mm512_setzero_ps();
+        for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
+            int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
+            widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
+            for (int64_t p = 0; p < t; p++) {
+                for (int64_t g = 0; g < group; g++) {
+                    __m512 pv = _mm512_set1_ps(scores[g * n + j0 + p]);
+                    for (int64_t c = 0; c < nc; c++)
+                        acc[g * nc + c] = _mm512_fmadd_ps(pv, _mm512_loadu_ps(w + p * hd + 16 * c), acc[g * nc + c]);
+                }
+            }
+        }
+        for (int64_t i = 0; i < group * nc; i++) _mm512_storeu_ps(out + 16 * i, acc[i]);
+        return;
+    }
+    for (int64_t d = 0; d < group * hd; d++) out[d] = 0;
+    for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
+        int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
+        widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
+        for (int64_t g = 0; g < group; g++) {
+            const float *pg = scores + g * n + j0;
+            float *og = out + g * hd;
+            int64_t c0 = 0;
+            for (; c0 + 64 <= hd; c0 += 64) {
+                __m512 acc[4];
+                for (int c = 0; c < 4; c++) acc[c] = _mm512_loadu_ps(og + c0 + 16 * c);
+                for (int64_t p = 0; p < t; p++) {
+                    __m512 pv = _mm512_set1_ps(pg[p]);
+                    for (int c = 0; c < 4; c++) acc[c] = _mm512_fmadd_ps(pv, _mm512_loadu_ps(w + p * hd + c0 + 16 * c), acc[c]);
+                }
+                for (int c = 0; c < 4; c++) _mm512_storeu_ps(og + c0 + 16 * c, acc[c]);
+            }
+            for (; c0 < hd; c0 += 16) {
+                __m512 acc = _mm512_loadu_ps(og + c0);
+                for (int64_t p = 0; p < t; p++) acc = _mm512_fmadd_ps(_mm512_set1_ps(pg[p]), _mm512_loadu_ps(w + p * hd + c0), acc);
+                _mm512_storeu_ps(og + c0, acc);
+            }
+        }
+    }
+}
+#endif
+
 void qb_attention_group(int32_t type, const float *q, const void *k, const void *v, int64_t n, int64_t hd,
                         int64_t group, float scale, float *scores, float *out) {
+#if defined(__AVX512F__)
+    // Head dimension 64 with four heads per KV head (Llama 3.2 1B), and 64 alone, compiled on
+    // their own: the loops unroll and the accumulators stay in registers.
+    if (hd == 64 && group == 4) return attention_group16(type, q, k, v, n, 64, 4, scale, scores, out);
+    if (hd == 64) return attention_group16(type, q, k, v, n, 64, group, scale, scores, out);
+    if (hd <= 512 && hd % 32 == 0) return attention_group16(type, q, k, v, n, hd, group, scale, scores, out);
+#endif
     int64_t row = type == QB_F16 ? hd * 2 : hd / 32 * 34;
     float w[ATT_TILE * 512];
     if (hd > 512 || hd % 32 != 0) return;
