@@ -112,6 +112,11 @@ public enum Linear {
     ) {
         if count == 1 { return matvec(w, x, y, pool: pool) }
         if IntTiles.fits(w) { return matmulInt8(w, x, y, count: count, pool: pool) }
+        if halfKernel, w.layout == .rows, w.rows % 4 == 0, w.cols % 16 == 0,
+            w.format == .dense(.f16) || w.format == .dense(.bf16)
+        {
+            return matmulHalf(w, x, y, count: count, pool: pool)
+        }
         BLASSetup.once
         let tiles = (w.rows + rowTile - 1) / rowTile
         let k = Int32(w.cols), n = Int32(w.rows), m = Int32(count)
@@ -136,6 +141,31 @@ public enum Linear {
 }
 
 extension Linear {
+    /// Whether this CPU has the 16-bit float prefill kernel (AVX-512); without it f16 and
+    /// bf16 weights are widened per tile for sgemm.
+    static let halfKernel = qb_gemm_half(Int32(QB_F16), nil, 0, 0, 16, nil, 0, nil, 0) != 0
+
+    /// Rows per task of the 16-bit float product: fixed, so results do not depend on the
+    /// thread count.
+    static let halfRowsPerTask = 64
+
+    /// Y = X Wᵀ for f16/bf16 weights read in their stored width (`qb_gemm_half`): the
+    /// f32 FMA peak is within reach, where OpenBLAS on this machine's Haswell kernels reaches
+    /// half of it and needs each tile widened first.
+    static func matmulHalf(
+        _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
+    ) {
+        let tasks = (w.rows + halfRowsPerTask - 1) / halfRowsPerTask
+        let base = w.base.assumingMemoryBound(to: UInt16.self), type = w.format.ggmlID
+        pool.parallelFor(tasks) { range, _ in
+            for t in range {
+                let r0 = t * halfRowsPerTask, r1 = min(w.rows, r0 + halfRowsPerTask)
+                _ = qb_gemm_half(
+                    type, base, Int64(r0), Int64(r1), Int64(w.cols), x, Int64(count), y, Int64(w.rows))
+            }
+        }
+    }
+
     /// Whether products with `w` over several activation rows quantize the activations to
     /// int8 (quantized weights on integer dot products) rather than widening the weights to f32.
     public static func prefillQuantizesActivations(_ w: Matrix) -> Bool { IntTiles.fits(w) }

@@ -53,9 +53,11 @@ final class KernelTests: XCTestCase {
         }
     }
 
+    /// Shapes that take sgemm (rows not a multiple of 4) and, for f16/bf16, the native
+    /// 4 x 6 register tiles with every activation-row remainder.
     func testMatmulMatchesReferenceAndIsIndependentOfThreadCount() {
         for dtype in DType.allCases {
-            let rows = 150, cols = 96, count = 5
+          for (rows, cols, count) in [(150, 96, 5), (152, 96, 5), (68, 160, 13), (260, 48, 8), (64, 2048, 7)] {
             let (w, keep) = matrix(dtype, rows: rows, cols: cols)
             let x = randoms(count * cols)
             let expected = Reference.matmul(w, x, count: count)
@@ -70,6 +72,7 @@ final class KernelTests: XCTestCase {
             XCTAssertEqual(results[0], results[1], "bitwise equal at 1 and 2 threads")
             XCTAssertEqual(results[0], results[2], "bitwise equal at 1 and 4 threads")
             withExtendedLifetime(keep) {}
+          }
         }
     }
 

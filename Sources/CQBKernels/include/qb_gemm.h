@@ -39,4 +39,11 @@ void qb_gemm_tile6(const uint8_t *tile, const qb_q8a *x, const float *s16, int64
 // s16 for `count` rows of q8a activations.
 void qb_q8a_sums16(const qb_q8a *x, int64_t blocks, float *s16);
 
+// Prefill products of 16-bit float weights (QB_F16 or QB_BF16, row-major [rows][cols]) with
+// f32 activations: y[c * ystride + r] = dot(W[r], x[c]) for rows [r0, r1) (r1 - r0 a
+// multiple of 4) and activation rows c < count. Each product is summed in one fixed order
+// whatever the row range. Returns 0 when this CPU has no kernel for it (no AVX-512).
+int qb_gemm_half(int32_t type, const uint16_t *w, int64_t r0, int64_t r1, int64_t cols, const float *x, int64_t count,
+                 float *y, int64_t ystride);
+
 #endif
