@@ -540,7 +540,7 @@ static float q6_K_q8k(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
 }
 
 #if defined(__AVX2__)
-#define PREFETCH_K 1024
+#define PREFETCH_K 4096
 
 // pick[c]: the 16-bit element c of each 128-bit lane, repeated across the lane.
 static inline __m256i repeat16(int c) { return _mm256_set1_epi16((short)(((2 * c + 1) << 8) | (2 * c))); }
