@@ -350,50 +350,25 @@ static inline __attribute__((always_inline)) void attention_group16(
         }
     }
     for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
-    if (group * hd <= 256 && hd % 16 == 0) {
-        // Every output of the group in registers for the whole pass (16 independent
-        // multiply-add chains; each widened value row is loaded once for all the heads).
-        enum { MAXC = 16 };
-        __m512 acc[MAXC];
-        int64_t nc = hd / 16;
-        for (int64_t i = 0; i < group * nc; i++) acc[i] = _mm512_setzero_ps();
+    // Values: the outputs of the group, 16 columns per unit, held in registers for the
+    // whole pass, 16 units at a time (16 independent multiply-add chains; each widened
+    // value row is loaded once for all the heads). Wider groups re-widen the values per batch.
+    int64_t nc = hd / 16, units = group * nc;
+    for (int64_t u0 = 0; u0 < units; u0 += 16) {
+        int64_t nu = units - u0 < 16 ? units - u0 : 16;
+        __m512 acc[16];
+        for (int64_t i = 0; i < nu; i++) acc[i] = _mm512_setzero_ps();
         for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
             int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
             widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
             for (int64_t p = 0; p < t; p++) {
-                for (int64_t g = 0; g < group; g++) {
-                    __m512 pv = _mm512_set1_ps(scores[g * n + j0 + p]);
-                    for (int64_t c = 0; c < nc; c++)
-                        acc[g * nc + c] = _mm512_fmadd_ps(pv, _mm512_loadu_ps(w + p * hd + 16 * c), acc[g * nc + c]);
+                for (int64_t i = 0; i < nu; i++) {
+                    int64_t g = (u0 + i) / nc, c = (u0 + i) % nc;
+                    acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(scores[g * n + j0 + p]), _mm512_loadu_ps(w + p * hd + 16 * c), acc[i]);
                 }
             }
         }
-        for (int64_t i = 0; i < group * nc; i++) _mm512_storeu_ps(out + 16 * i, acc[i]);
-        return;
-    }
-    for (int64_t d = 0; d < group * hd; d++) out[d] = 0;
-    for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
-        int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
-        widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
-        for (int64_t g = 0; g < group; g++) {
-            const float *pg = scores + g * n + j0;
-            float *og = out + g * hd;
-            int64_t c0 = 0;
-            for (; c0 + 64 <= hd; c0 += 64) {
-                __m512 acc[4];
-                for (int c = 0; c < 4; c++) acc[c] = _mm512_loadu_ps(og + c0 + 16 * c);
-                for (int64_t p = 0; p < t; p++) {
-                    __m512 pv = _mm512_set1_ps(pg[p]);
-                    for (int c = 0; c < 4; c++) acc[c] = _mm512_fmadd_ps(pv, _mm512_loadu_ps(w + p * hd + c0 + 16 * c), acc[c]);
-                }
-                for (int c = 0; c < 4; c++) _mm512_storeu_ps(og + c0 + 16 * c, acc[c]);
-            }
-            for (; c0 < hd; c0 += 16) {
-                __m512 acc = _mm512_loadu_ps(og + c0);
-                for (int64_t p = 0; p < t; p++) acc = _mm512_fmadd_ps(_mm512_set1_ps(pg[p]), _mm512_loadu_ps(w + p * hd + c0), acc);
-                _mm512_storeu_ps(og + c0, acc);
-            }
-        }
+        for (int64_t i = 0; i < nu; i++) _mm512_storeu_ps(out + 16 * (u0 + i), acc[i]);
     }
 }
 #endif

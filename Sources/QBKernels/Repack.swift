@@ -28,12 +28,13 @@ extension Matrix {
 
 extension Matrix {
     /// This matrix's stored bytes copied, unchanged, into page-aligned memory with
-    /// transparent huge pages (nil when it is not a mapped view: nothing to gain). Decode
+    /// transparent huge pages (nil for the interleaved layout and below 2 MiB). Decode
     /// streams every weight once per token; file pages are 4 KiB, so the stream crosses a
     /// page (a TLB miss and the end of a hardware prefetch run) every 4 KiB, and a huge page
     /// every 2 MiB.
     public func residentCopy(pool: ThreadPool) -> Matrix? {
-        guard layout == .rows else { return nil }
+        // Below a huge page there is nothing to gain.
+        guard layout == .rows, byteCount >= 2 << 20 else { return nil }
         let bytes = byteCount
         let storage = PageBuffer(bytes: bytes)
         let src = base, dst = storage.pointer
@@ -62,17 +63,35 @@ final class OwnerPair: @unchecked Sendable {
     }
 }
 
-/// Page-aligned anonymous memory for repacked weights, with transparent huge pages asked
-/// for (long sequential streams touch fewer TLB entries).
+/// Anonymous memory mapped for repacked or copied weights, aligned to 2 MiB with
+/// transparent huge pages asked for (long sequential streams touch fewer TLB entries).
+/// Mapped directly rather than through malloc: weights are not heap objects, and the
+/// allocator's statistics should not count them.
 public final class PageBuffer: @unchecked Sendable {
     public let pointer: UnsafeMutableRawPointer
     public let count: Int
+    private let mapping: UnsafeMutableRawPointer?
+    private let mappedBytes: Int
 
     public init(bytes: Int) {
         count = max(bytes, 1)
-        pointer = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 2 << 20)
-        _ = madvise(pointer, count, Int32(MADV_HUGEPAGE))
+        let huge = 2 << 20
+        let length = (count + huge - 1) / huge * huge + huge
+        if let m = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), m != MAP_FAILED {
+            let aligned = (Int(bitPattern: m) + huge - 1) / huge * huge
+            mapping = m
+            mappedBytes = length
+            pointer = UnsafeMutableRawPointer(bitPattern: aligned)!
+            _ = madvise(pointer, count, Int32(MADV_HUGEPAGE))
+        } else {
+            // Out of address space is out of memory either way; the allocator will say so.
+            mapping = nil
+            mappedBytes = 0
+            pointer = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 4096)
+        }
     }
 
-    deinit { pointer.deallocate() }
+    deinit {
+        if let mapping { munmap(mapping, mappedBytes) } else { pointer.deallocate() }
+    }
 }

@@ -95,13 +95,16 @@ final class QuantKernelTests: XCTestCase {
         }
     }
 
-    /// The huge-page copy decode streams from holds the same bytes.
+    /// The huge-page copy decode streams from holds the same bytes, 2 MiB aligned; matrices
+    /// smaller than a huge page are not copied.
     func testResidentCopyIsTheSameMatrix() {
-        let w = randomBlocks(.q4_K, rows: 8, cols: 512)
+        XCTAssertNil(randomBlocks(.q4_K, rows: 8, cols: 512).residentCopy(pool: ThreadPool(threads: 1)))
+        let w = randomBlocks(.q4_K, rows: 1024, cols: 4096)
         guard let copy = w.residentCopy(pool: ThreadPool(threads: 2)) else { return XCTFail("no copy") }
         XCTAssertNotEqual(copy.base, w.base)
+        XCTAssertEqual(Int(bitPattern: copy.base) % (2 << 20), 0)
         XCTAssertEqual(copy.toFloats(), w.toFloats())
-        let x = randoms(512)
+        let x = randoms(4096)
         XCTAssertEqual(matvec(copy, x, threads: 2), matvec(w, x, threads: 2))
     }
 
