@@ -9,15 +9,23 @@ extension Matrix {
         layout == .rows && format.ggmlID >= 0 && qb_repack_supported(format.ggmlID, Int64(rows), Int64(cols)) != 0
     }
 
+    /// Bytes of the interleaved layout (nil when there is none).
+    public var interleavedBytes: Int? {
+        canInterleave ? Int(qb_repack_bytes(format.ggmlID, Int64(rows), Int64(cols))) : nil
+    }
+
+    /// Whether `residentCopy` copies this matrix.
+    public var wantsResidentCopy: Bool { layout == .rows && byteCount >= 2 << 20 }
+
     /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q8_0 with rows % 4 == 0),
     /// copied into memory the result owns; nil when there is no such layout. Decode then
     /// streams four rows against one read of the activations; values are unchanged, so
     /// every product equals the plain layout's up to summation order.
-    public func interleavedForDecode(pool: ThreadPool) -> Matrix? {
-        guard canInterleave else { return nil }
-        let bytes = Int(qb_repack_bytes(format.ggmlID, Int64(rows), Int64(cols)))
-        let storage = PageBuffer(bytes: bytes)
-        let type = format.ggmlID, cols = Int64(self.cols), src = base, dst = storage.pointer
+    /// Taken from `arena` when one is given and has room.
+    public func interleavedForDecode(pool: ThreadPool, arena: WeightArena? = nil) -> Matrix? {
+        guard canInterleave, let bytes = interleavedBytes else { return nil }
+        let (dst, storage) = WeightArena.storage(bytes: bytes, arena: arena)
+        let type = format.ggmlID, cols = Int64(self.cols), src = base
         pool.parallelFor(rows / 4, grain: 16) { range, _ in
             qb_repack(type, src, dst, Int64(range.lowerBound), Int64(range.upperBound), cols)
         }
@@ -32,12 +40,13 @@ extension Matrix {
     /// streams every weight once per token; file pages are 4 KiB, so the stream crosses a
     /// page (a TLB miss and the end of a hardware prefetch run) every 4 KiB, and a huge page
     /// every 2 MiB.
-    public func residentCopy(pool: ThreadPool) -> Matrix? {
+    /// Taken from `arena` when one is given and has room.
+    public func residentCopy(pool: ThreadPool, arena: WeightArena? = nil) -> Matrix? {
         // Below a huge page there is nothing to gain.
-        guard layout == .rows, byteCount >= 2 << 20 else { return nil }
+        guard wantsResidentCopy else { return nil }
         let bytes = byteCount
-        let storage = PageBuffer(bytes: bytes)
-        let src = base, dst = storage.pointer
+        let (dst, storage) = WeightArena.storage(bytes: bytes, arena: arena)
+        let src = base
         let chunk = 1 << 20
         pool.parallelFor((bytes + chunk - 1) / chunk, grain: 4) { range, _ in
             for c in range {
@@ -50,6 +59,34 @@ extension Matrix {
         return Matrix(
             format: format, rows: rows, cols: cols, base: UnsafeRawPointer(dst), scales: scales, biases: biases,
             owner: owner, layout: .rows)
+    }
+}
+
+/// One mapping for every matrix a model copies or repacks at load, handed out in 4 KiB
+/// aligned slices: separate mappings would each end in a partly used 2 MiB huge page (up to
+/// 2 MiB of resident waste per matrix, over a hundred matrices in a 1B model). Filled from
+/// one thread while the model is prepared, read-only after.
+public final class WeightArena: @unchecked Sendable {
+    let buffer: PageBuffer
+    private var used = 0
+
+    public init(bytes: Int) { buffer = PageBuffer(bytes: bytes) }
+
+    /// Bytes an arena needs to hold slices of these sizes.
+    public static func bytes(for sizes: [Int]) -> Int { sizes.reduce(0) { $0 + ($1 + 4095) / 4096 * 4096 } }
+
+    /// `bytes` from `arena` when it has room, else a mapping of their own; with the object
+    /// that keeps them alive.
+    static func storage(bytes: Int, arena: WeightArena?) -> (UnsafeMutableRawPointer, AnyObject) {
+        if let arena {
+            let start = (arena.used + 4095) / 4096 * 4096
+            if start + bytes <= arena.buffer.count {
+                arena.used = start + bytes
+                return (arena.buffer.pointer + start, arena)
+            }
+        }
+        let own = PageBuffer(bytes: bytes)
+        return (own.pointer, own)
     }
 }
 

@@ -10,16 +10,22 @@ extension LlamaModel {
     /// Logits are unchanged up to summation order; prefill dequantizes either layout.
     public func interleavedForDecode(pool: ThreadPool) throws -> LlamaModel {
         var done: [UnsafeRawPointer: Matrix] = [:]
+        let w = weights
+        let all = w.layers.flatMap { $0.matrices.map(\.1) } + [w.output]
+        // Mapped matrices without an interleaved layout are still copied to huge pages.
+        func bytes(_ m: Matrix) -> Int? { m.interleavedBytes ?? (m.owner is MappedFile && m.wantsResidentCopy ? m.byteCount : nil) }
+        var seen = Set<UnsafeRawPointer>()
+        let sizes = all.compactMap { m in seen.insert(m.base).inserted ? bytes(m) : nil }
+        let arena = sizes.isEmpty ? nil : WeightArena(bytes: WeightArena.bytes(for: sizes))
         func convert(_ m: Matrix) -> Matrix {
             if let d = done[m.base] { return d }
-            // Mapped matrices without an interleaved layout are still copied to huge pages.
-            guard let out = m.interleavedForDecode(pool: pool) ?? (m.owner is MappedFile ? m.residentCopy(pool: pool) : nil)
+            guard let out = m.interleavedForDecode(pool: pool, arena: arena)
+                ?? (m.owner is MappedFile ? m.residentCopy(pool: pool, arena: arena) : nil)
             else { return m }
             (m.owner as? MappedFile)?.release(m.base, count: m.byteCount)
             done[m.base] = out
             return out
         }
-        let w = weights
         let layers = w.layers.map { l in
             LayerWeights(
                 attentionNorm: l.attentionNorm, wq: convert(l.wq), wk: convert(l.wk), wv: convert(l.wv), wo: convert(l.wo),
