@@ -119,6 +119,29 @@ static inline __m256 exp8(__m256 x) {
 }
 #endif
 
+#if defined(__AVX512F__)
+// exp8 on 16 lanes (same range reduction, polynomial and two-factor scaling).
+static inline __m512 exp16(__m512 x) {
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.33654f)), _mm512_set1_ps(88.72283f));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-6f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 720);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512i ni = _mm512_cvtps_epi32(n);
+    __m512i h = _mm512_srai_epi32(ni, 1);
+    __m512 f1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h, _mm512_set1_epi32(127)), 23));
+    __m512 f2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(ni, h), _mm512_set1_epi32(127)), 23));
+    __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, f1), f2);
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_GT_OQ), y);
+}
+#endif
+
 void qb_softmax(float *x, int64_t n) {
     if (n <= 0) return;
     float m = x[0];
@@ -137,6 +160,15 @@ void qb_softmax(float *x, int64_t n) {
     for (; i < n; i++) m = x[i] > m ? x[i] : m;
     float s = 0;
     i = 0;
+#if defined(__AVX512F__)
+    __m512 vs16 = _mm512_setzero_ps(), vm16 = _mm512_set1_ps(m);
+    for (; i + 16 <= n; i += 16) {
+        __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm16));
+        _mm512_storeu_ps(x + i, e);
+        vs16 = _mm512_add_ps(vs16, e);
+    }
+    s += _mm512_reduce_add_ps(vs16);
+#endif
 #if defined(__AVX2__)
     __m256 vs = _mm256_setzero_ps(), vm = _mm256_set1_ps(m);
     for (; i + 8 <= n; i += 8) {
