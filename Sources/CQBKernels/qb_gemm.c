@@ -11,12 +11,9 @@
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
-#define QB_VNNI512 1
-#endif
 
 int qb_gemm_wide_values(void) {
-#if defined(QB_VNNI512)
+#if defined(QB_AVX512)
     return 1;
 #else
     return 0;
@@ -33,14 +30,9 @@ static inline void put(uint8_t *tile, int64_t b, int r, const uint8_t v[32], flo
 
 #if defined(__AVX2__)
 // The unpacking loops below on 32-byte vectors (packing is a pass over every weight per
-// product: at 128 positions it cost as much as a third of the product). `lo_hi`: the 32
-// values of 16 bytes, low nibbles first then high (GGML's order); `interleaved`: low and
-// high nibble of each byte in turn (MLX's order).
-static inline __m256i nibbles_lo_hi(const uint8_t *p) {
-    __m128i t = _mm_loadu_si128((const __m128i *)p);
-    __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(t), _mm_srli_epi16(t, 4), 1);
-    return _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
-}
+// product: at 128 positions it cost as much as a third of the product). 16 bytes -> 32
+// values with the low and high nibble of each byte in turn (MLX's order; GGML's is
+// `nibbles_lo_hi`).
 static inline __m256i nibbles_interleaved(const uint8_t *p) {
     __m128i t = _mm_loadu_si128((const __m128i *)p), m = _mm_set1_epi8(0x0F);
     __m128i lo = _mm_and_si128(t, m), hi = _mm_and_si128(_mm_srli_epi16(t, 4), m);
@@ -56,12 +48,8 @@ static inline void put_v(uint8_t *tile, int64_t b, int r, __m256i v, float d, fl
 // Block b of `row` in a Q4_0/Q8_0 matrix, plain or four-row interleaved: its f16 scale and quants.
 static inline const uint8_t *ggml_block(int32_t type, int32_t interleaved, const void *w, int64_t row, int64_t b,
                                         int64_t nb, qb_half *hd) {
+    if (interleaved) return qb_interleaved_block(type, w, row, b, nb, hd);
     int64_t qbytes = type == QB_Q4_0 ? 16 : 32;
-    if (interleaved) {
-        const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * 4 * (2 + qbytes);
-        memcpy(hd, g + 2 * (row % 4), 2);
-        return g + 8 + qbytes * (row % 4);
-    }
     const uint8_t *blk = (const uint8_t *)w + (row * nb + b) * (2 + qbytes);
     memcpy(hd, blk, 2);
     return blk + 2;
@@ -161,7 +149,7 @@ static void gemm_scalar(const uint8_t *tile, const qb_q8a *x, float *y, int64_t 
     memcpy(y, acc, sizeof acc);
 }
 
-#if defined(QB_VNNI512)
+#if defined(QB_AVX512)
 static inline __m512i bcast4_512(const int8_t *p) {
     int32_t v;
     memcpy(&v, p, 4);
@@ -232,7 +220,7 @@ static void gemm_x4(const uint8_t *tile, int h, const qb_q8a *x0, const qb_q8a *
 
 void qb_gemm_tile(const uint8_t *tile, const qb_q8a *x, int64_t count, int64_t cols, float *y, int64_t ystride) {
     int64_t nb = cols / 32, c = 0;
-#if defined(QB_VNNI512)
+#if defined(QB_AVX512)
     for (; c + 7 < count; c += 8) gemm_vnni8(tile, x + c * nb, nb, y + c * ystride, ystride);
     for (; c + 3 < count; c += 4) gemm_vnni4(tile, x + c * nb, nb, y + c * ystride, ystride);
     for (; c < count; c++) gemm_vnni1(tile, x + c * nb, nb, y + c * ystride, ystride);
@@ -311,7 +299,7 @@ static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const float *s16,
     memcpy(y, acc, sizeof acc);
 }
 
-#if defined(QB_VNNI512)
+#if defined(QB_AVX512)
 static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile, const qb_q8a *x, const float *s16,
                                                              int64_t nb, float *y, int64_t ystride, const int n) {
     __m512 acc[8], macc[8];
@@ -377,7 +365,7 @@ static void gemm6_x2(const uint8_t *tile, int rh, const qb_q8a *x0, const qb_q8a
 void qb_gemm_tile6(const uint8_t *tile, const qb_q8a *x, const float *s16, int64_t count, int64_t cols, float *y,
                    int64_t ystride) {
     int64_t nb = cols / 32, c = 0;
-#if defined(QB_VNNI512)
+#if defined(QB_AVX512)
     for (; c + 7 < count; c += 8) gemm6_vnni8(tile, x + c * nb, s16 + c * 2 * nb, nb, y + c * ystride, ystride);
     for (; c + 3 < count; c += 4) gemm6_vnni4(tile, x + c * nb, s16 + c * 2 * nb, nb, y + c * ystride, ystride);
     for (; c < count; c++) gemm6_vnni1(tile, x + c * nb, s16 + c * 2 * nb, nb, y + c * ystride, ystride);

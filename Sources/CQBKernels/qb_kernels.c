@@ -93,15 +93,22 @@ void qb_rmsnorm(const float *x, const float *weight, float *out, int64_t n, floa
     for (int64_t i = 0; i < n; i++) out[i] = weight[i] * (x[i] * inv);
 }
 
+// e^x for 8 (exp8) or 16 (exp16) floats, one algorithm at two widths: x = n ln2 + r with
+// |r| <= ln2/2 (ln2 split in two for an exact product), e^r by its degree-6 Taylor polynomial
+// (error below 2 ulp), times 2^n built in the exponent bits. Below EXP_LO the result
+// flushes to 0, above EXP_HI it saturates.
+#define EXP_LO (-87.33654f)
+#define EXP_HI 88.72283f
+#define EXP_LOG2E 1.44269504f
+#define EXP_LN2_HI 0.693145751953125f
+#define EXP_LN2_LO 1.428606765330187e-6f
+
 #if defined(__AVX2__)
-// e^x for 8 floats: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact
-// product), e^r by its degree-6 Taylor polynomial (error below 2 ulp), times 2^n built in
-// the exponent bits. Below -87.3 the result flushes to 0, above 88.7 it saturates.
 static inline __m256 exp8(__m256 x) {
-    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.33654f)), _mm256_set1_ps(88.72283f));
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-6f), r);
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(EXP_LO)), _mm256_set1_ps(EXP_HI));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_HI), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_LO), r);
     __m256 p = _mm256_set1_ps(1.0f / 720);
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
@@ -115,17 +122,16 @@ static inline __m256 exp8(__m256 x) {
     __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
     __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), _mm256_set1_epi32(127)), 23));
     __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
-    return _mm256_and_ps(y, _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_GT_OQ));
+    return _mm256_and_ps(y, _mm256_cmp_ps(x, _mm256_set1_ps(EXP_LO), _CMP_GT_OQ));
 }
 #endif
 
 #if defined(__AVX512F__)
-// exp8 on 16 lanes (same range reduction, polynomial and two-factor scaling).
 static inline __m512 exp16(__m512 x) {
-    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.33654f)), _mm512_set1_ps(88.72283f));
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-6f), r);
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(EXP_LO)), _mm512_set1_ps(EXP_HI));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_LO), r);
     __m512 p = _mm512_set1_ps(1.0f / 720);
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
@@ -138,7 +144,7 @@ static inline __m512 exp16(__m512 x) {
     __m512 f1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h, _mm512_set1_epi32(127)), 23));
     __m512 f2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(ni, h), _mm512_set1_epi32(127)), 23));
     __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, f1), f2);
-    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_GT_OQ), y);
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_LO), _CMP_GT_OQ), y);
 }
 #endif
 
@@ -321,8 +327,7 @@ static inline __m256 hsum8x8(const __m256 a[8]) {
 
 #if defined(__AVX512F__)
 // AVX-512: tiles of 16 positions, widened with 64-byte conversions. A score tile is 16
-// dot products of one query with 16 key rows, summed across lanes together: each 64-byte
-// partial is folded to 32 bytes and the 16 halves reduced by the 8 x 8 transposing sum.
+// dot products of one query with 16 key rows, summed across lanes together (hsum16x16).
 enum { ATT_TILE16 = 16 };
 
 static void widen_rows16(int32_t type, const uint8_t *src, float *dst, int64_t count, int64_t hd) {

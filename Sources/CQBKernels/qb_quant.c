@@ -10,9 +10,6 @@
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
-#define QB_AVX512 1
-#endif
 
 // Dequantization must round like GGML's and MLX's own: a product, then a sum, each
 // rounded (no fused multiply-add). The fast dot products use explicit FMA intrinsics.
@@ -279,12 +276,6 @@ void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n) {
 // Dot products of one weight row with quantized activations.
 
 #if defined(__AVX2__)
-// 16 bytes -> 32 values: low nibbles first, then high nibbles (GGML's order).
-static inline __m256i nibbles_lo_hi(const uint8_t *p) {
-    __m128i t = _mm_loadu_si128((const __m128i *)p);
-    __m256i b = _mm256_insertf128_si256(_mm256_castsi128_si256(t), _mm_srli_epi16(t, 4), 1);
-    return _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
-}
 // Signed x times signed y, summed in groups of 4 to 8 int32.
 static inline __m256i dot_s8(__m256i x, __m256i y) {
     __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
@@ -493,11 +484,21 @@ void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n) {
             for (int j = 0; j < 16; j++) sum += y[i].qs[16 * g + j];
             y[i].s16[g] = (int16_t)sum;
         }
+        // A 64-byte load of Q4_K quants holds sub-blocks 4k and 4k + 2 in its low nibbles and
+        // 4k + 1 and 4k + 3 in its high ones.
+        for (int k = 0; k < 2; k++) {
+            const int8_t *src = y[i].qs + 128 * k;
+            int8_t *dst = y[i].qs_q4k + 128 * k;
+            memcpy(dst, src, 32);
+            memcpy(dst + 32, src + 64, 32);
+            memcpy(dst + 64, src + 32, 32);
+            memcpy(dst + 96, src + 96, 32);
+        }
         y[i].d = d;
     }
 }
 
-// Portable versions (the AVX2 ones below are checked against the Swift reference).
+// Portable versions: the AVX2 and AVX-512 ones below are tested equal to them.
 static float q4_K_q8k(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
     float s = 0;
     for (int64_t i = 0; i < nb; i++) {
@@ -632,26 +633,12 @@ static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
 // scaled and summed into 32-bit lanes by one vpdpwssd (the sub-block scales spread over the
 // lanes by a word permute), so each super-block is converted to float once.
 
-// A Q4_K 64-byte load of quants holds sub-blocks 4k and 4k + 2 in its low nibbles and 4k + 1
-// and 4k + 3 in its high ones: the activations are laid out once per call in that order.
-static void q8k_for_q4k(const qb_q8k *x, int8_t *out, int64_t nb) {
-    for (int64_t i = 0; i < nb; i++)
-        for (int k = 0; k < 2; k++) {
-            const int8_t *src = x[i].qs + 128 * k;
-            int8_t *dst = out + 256 * i + 128 * k;
-            memcpy(dst, src, 32);
-            memcpy(dst + 32, src + 64, 32);
-            memcpy(dst + 64, src + 32, 32);
-            memcpy(dst + 96, src + 96, 32);
-        }
-}
-
 // Word index vector: lanes 0..15 take word a, lanes 16..31 word b.
 static inline __m512i pick_words(int a, int b) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)a)), _mm256_set1_epi16((short)b), 1);
 }
 
-static float q4_K_q8k_512(const block_q4_K *w, const int8_t *ap, const qb_q8k *a, int64_t nb) {
+static float q4_K_q8k_512(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m512i pick[4] = {pick_words(0, 2), pick_words(1, 3), pick_words(4, 6), pick_words(5, 7)};
     __m512 acc = _mm512_setzero_ps();
@@ -665,8 +652,8 @@ static float q4_K_q8k_512(const block_q4_K *w, const int8_t *ap, const qb_q8k *a
         for (int k = 0; k < 2; k++) {
             __m512i q = _mm512_loadu_si512((const void *)(w[i].qs + 64 * k));
             __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-            __m512i p0 = _mm512_maddubs_epi16(lo, _mm512_loadu_si512((const void *)(ap + 256 * i + 128 * k)));
-            __m512i p1 = _mm512_maddubs_epi16(hi, _mm512_loadu_si512((const void *)(ap + 256 * i + 128 * k + 64)));
+            __m512i p0 = _mm512_maddubs_epi16(lo, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k)));
+            __m512i p1 = _mm512_maddubs_epi16(hi, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k + 64)));
             is[k] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, _mm512_permutexvar_epi16(pick[2 * k], sc16)), p1,
                                         _mm512_permutexvar_epi16(pick[2 * k + 1], sc16));
         }
@@ -719,26 +706,11 @@ static float q6_K_q8k_512(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
 
 void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
     int64_t nb = cols / 256, row_bytes = nb * qb_block_bytes(type);
-#if defined(QB_AVX512)
-    if (type == QB_Q6_K) {
-        for (int64_t r = r0; r < r1; r++) y[r] = q6_K_q8k_512((const void *)((const uint8_t *)w + r * row_bytes), x, nb);
-        return;
-    }
-    if (type == QB_Q4_K) {
-        int8_t stack[64 * 256];
-        int8_t *ap = nb <= 64 ? stack : malloc((size_t)nb * 256);
-        if (ap) {
-            q8k_for_q4k(x, ap, nb);
-            for (int64_t r = r0; r < r1; r++)
-                y[r] = q4_K_q8k_512((const void *)((const uint8_t *)w + r * row_bytes), ap, x, nb);
-            if (ap != stack) free(ap);
-            return;
-        }
-    }
-#endif
     for (int64_t r = r0; r < r1; r++) {
         const void *row = (const uint8_t *)w + r * row_bytes;
-#if defined(__AVX2__)
+#if defined(QB_AVX512)
+        y[r] = type == QB_Q4_K ? q4_K_q8k_512(row, x, nb) : type == QB_Q6_K ? q6_K_q8k_512(row, x, nb) : NAN;
+#elif defined(__AVX2__)
         y[r] = type == QB_Q4_K ? q4_K_q8k_avx2(row, x, nb) : type == QB_Q6_K ? q6_K_q8k_avx2(row, x, nb) : NAN;
 #else
         y[r] = type == QB_Q4_K ? q4_K_q8k(row, x, nb) : type == QB_Q6_K ? q6_K_q8k(row, x, nb) : NAN;

@@ -35,28 +35,25 @@ void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1,
 }
 
 void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols) {
-    int64_t nb = cols / 32, qb = quant_bytes(type), bb = 2 + qb, gbb = group_block_bytes(type);
+    int64_t nb = cols / 32, qb = quant_bytes(type), bb = 2 + qb;
     for (int64_t r = r0; r < r1; r++) {
-        const uint8_t *g = (const uint8_t *)src + (r / 4) * nb * gbb;
-        int lane = (int)(r % 4);
         uint8_t *out = (uint8_t *)dst + (r - r0) * nb * bb;
-        for (int64_t b = 0; b < nb; b++, g += gbb, out += bb) {
-            memcpy(out, g + 2 * lane, 2);
-            memcpy(out + 2, g + 8 + qb * lane, (size_t)qb);
+        for (int64_t b = 0; b < nb; b++, out += bb) {
+            qb_half hd;
+            const uint8_t *q = qb_interleaved_block(type, src, r, b, nb, &hd);
+            memcpy(out, &hd, 2);
+            memcpy(out + 2, q, (size_t)qb);
         }
     }
 }
 
 void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols) {
-    int64_t nb = cols / 32, qb = quant_bytes(type), gbb = group_block_bytes(type);
+    int64_t nb = cols / 32;
     for (int64_t r = r0; r < r1; r++, dst += cols) {
-        const uint8_t *g = (const uint8_t *)w + (r / 4) * nb * gbb;
-        int lane = (int)(r % 4);
-        for (int64_t b = 0; b < nb; b++, g += gbb) {
+        for (int64_t b = 0; b < nb; b++) {
             qb_half hd;
-            memcpy(&hd, g + 2 * lane, 2);
+            const uint8_t *q = qb_interleaved_block(type, w, r, b, nb, &hd);
             float d = h2f(hd);
-            const uint8_t *q = g + 8 + qb * lane;
             float *o = dst + 32 * b;
             if (type == QB_Q4_0) {
                 for (int j = 0; j < 16; j++) {
@@ -163,8 +160,7 @@ static void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
 }
 #endif
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
-#define QB_AVX512 1
+#if defined(QB_AVX512)
 // Sums of each group of four lanes: [row 0, row 1, row 2, row 3].
 static inline __m128 sum_quads(__m512 v) {
     float t[16], o[4];

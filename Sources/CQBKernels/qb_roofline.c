@@ -13,10 +13,7 @@ uint64_t qb_read_bandwidth_kernel(const void *p, int64_t bytes) {
     const __m512i *v = (const __m512i *)p;
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     for (int64_t i = 0; i < bytes / 64; i += 4) {
-        _mm_prefetch((const char *)(v + i) + 4096, _MM_HINT_T0);
-        _mm_prefetch((const char *)(v + i) + 4096 + 64, _MM_HINT_T0);
-        _mm_prefetch((const char *)(v + i) + 4096 + 128, _MM_HINT_T0);
-        _mm_prefetch((const char *)(v + i) + 4096 + 192, _MM_HINT_T0);
+        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(v + i) + 4096 + 64 * l, _MM_HINT_T0);
         a0 = _mm512_xor_si512(a0, _mm512_load_si512(v + i + 0));
         a1 = _mm512_xor_si512(a1, _mm512_load_si512(v + i + 1));
         a2 = _mm512_xor_si512(a2, _mm512_load_si512(v + i + 2));

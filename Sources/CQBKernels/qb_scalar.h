@@ -1,6 +1,7 @@
 // Private helpers shared by the C kernels (not part of the module's public headers):
-// half and bfloat16 widening, MLX scale loads, Q4_K/Q5_K 6-bit scale unpacking, and the
-// horizontal sum of eight floats.
+// half and bfloat16 widening, MLX scale loads, Q4_K/Q5_K 6-bit scale unpacking, the address
+// of a block in the four-row interleaved layout, nibble unpacking, and the horizontal sum
+// of eight floats.
 #ifndef QB_SCALAR_H
 #define QB_SCALAR_H
 #include <stdint.h>
@@ -8,6 +9,10 @@
 #include "qb_quant.h"
 #if defined(__AVX2__)
 #include <immintrin.h>
+#endif
+// The 64-byte integer kernels (vpdpbusd, vpdpwssd, byte and word permutes).
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#define QB_AVX512 1
 #endif
 
 typedef uint16_t qb_half;
@@ -35,7 +40,24 @@ static inline void get_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t
     }
 }
 
+// Block b of `row` in a Q4_0/Q8_0 matrix in the four-row interleaved layout of qb_repack.h
+// (rows of nb blocks): its f16 scale in `d`, its quants returned.
+static inline const uint8_t *qb_interleaved_block(int32_t type, const void *w, int64_t row, int64_t b, int64_t nb,
+                                                  qb_half *d) {
+    int64_t qbytes = type == QB_Q4_0 ? 16 : 32;
+    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * 4 * (2 + qbytes);
+    memcpy(d, g + 2 * (row % 4), 2);
+    return g + 8 + qbytes * (row % 4);
+}
+
 #if defined(__AVX2__)
+// 16 bytes -> 32 values: low nibbles first, then high nibbles (GGML's order).
+static inline __m256i nibbles_lo_hi(const uint8_t *p) {
+    __m128i t = _mm_loadu_si128((const __m128i *)p);
+    __m256i b = _mm256_inserti128_si256(_mm256_castsi128_si256(t), _mm_srli_epi16(t, 4), 1);
+    return _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
+}
+
 static inline float hsum_ps(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));

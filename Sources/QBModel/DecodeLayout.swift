@@ -12,15 +12,16 @@ extension LlamaModel {
         var done: [UnsafeRawPointer: Matrix] = [:]
         let w = weights
         let all = w.layers.flatMap { $0.matrices.map(\.1) } + [w.output]
-        // Mapped matrices without an interleaved layout are still copied to huge pages.
+        // What each matrix becomes, decided once: interleaved where it has that layout,
+        // otherwise (when mapped) a plain copy in huge pages; the bytes it then takes.
         func bytes(_ m: Matrix) -> Int? { m.interleavedBytes ?? (m.owner is MappedFile && m.wantsResidentCopy ? m.byteCount : nil) }
         var seen = Set<UnsafeRawPointer>()
         let sizes = all.compactMap { m in seen.insert(m.base).inserted ? bytes(m) : nil }
         let arena = sizes.isEmpty ? nil : WeightArena(bytes: WeightArena.bytes(for: sizes))
         func convert(_ m: Matrix) -> Matrix {
             if let d = done[m.base] { return d }
-            guard let out = m.interleavedForDecode(pool: pool, arena: arena)
-                ?? (m.owner is MappedFile ? m.residentCopy(pool: pool, arena: arena) : nil)
+            guard bytes(m) != nil,
+                let out = m.interleavedForDecode(pool: pool, arena: arena) ?? m.residentCopy(pool: pool, arena: arena)
             else { return m }
             (m.owner as? MappedFile)?.release(m.base, count: m.byteCount)
             done[m.base] = out

@@ -29,6 +29,9 @@ typedef struct {
     float d;
     int16_t s16[16];
     int8_t qs[256];
+    // qs again, sub-blocks in the order a 64-byte load of Q4_K quants pairs them with
+    // (0, 2, 1, 3, 4, 6, 5, 7): laid out once per input, not once per row range.
+    int8_t qs_q4k[256];
 } qb_q8k;
 
 void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n);
