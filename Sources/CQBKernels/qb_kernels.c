@@ -2,6 +2,8 @@
 // (-march=native): reassociation is allowed only inside these loops, so the
 // reduction is split across vector lanes in an order fixed by the loop itself.
 #include "qb_kernels.h"
+#include "qb_scalar.h"
+#include <math.h>
 #include <string.h>
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -10,13 +12,6 @@
 // QB_REASSOC opens a block whose float reductions may be reassociated (vectorized).
 #define QB_REASSOC _Pragma("clang fp reassociate(on)")
 #define QB_UNROLL _Pragma("clang loop vectorize(enable) interleave_count(4)")
-
-static inline float qb_bf16(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 float qb_dot_f32(const float *a, const float *b, int64_t n) {
     QB_REASSOC
@@ -51,7 +46,7 @@ void qb_matvec_bf16(const uint16_t *w, const float *x, float *y, int64_t r0, int
         const uint16_t *row = w + r * cols;
         float s = 0;
         QB_UNROLL
-        for (int64_t i = 0; i < cols; i++) s += qb_bf16(row[i]) * x[i];
+        for (int64_t i = 0; i < cols; i++) s += bf2f(row[i]) * x[i];
         y[r] = s;
     }
 }
@@ -62,7 +57,7 @@ void qb_f16_to_f32(const uint16_t *src, float *dst, int64_t n) {
 }
 
 void qb_bf16_to_f32(const uint16_t *src, float *dst, int64_t n) {
-    for (int64_t i = 0; i < n; i++) dst[i] = qb_bf16(src[i]);
+    for (int64_t i = 0; i < n; i++) dst[i] = bf2f(src[i]);
 }
 
 void qb_f32_to_f16(const float *src, uint16_t *dst, int64_t n) {
@@ -148,24 +143,10 @@ static inline __m512 exp16(__m512 x) {
 }
 #endif
 
-void qb_softmax(float *x, int64_t n) {
-    if (n <= 0) return;
-    float m = x[0];
-    int64_t i = 1;
-#if defined(__AVX2__)
-    // Eight running maxima: a serial scalar max waits on itself every element. max_ps keeps
-    // its second operand when either is NaN, as the scalar comparison below does.
-    if (n >= 8) {
-        __m256 vmax = _mm256_loadu_ps(x);
-        for (i = 8; i + 8 <= n; i += 8) vmax = _mm256_max_ps(_mm256_loadu_ps(x + i), vmax);
-        float lanes[8];
-        _mm256_storeu_ps(lanes, vmax);
-        for (int l = 0; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
-    }
-#endif
-    for (; i < n; i++) m = x[i] > m ? x[i] : m;
+// x[i] = exp(x[i] - m) in place; returns their sum.
+static float exp_sum(float *x, int64_t n, float m) {
     float s = 0;
-    i = 0;
+    int64_t i = 0;
 #if defined(__AVX512F__)
     __m512 vs16 = _mm512_setzero_ps(), vm16 = _mm512_set1_ps(m);
     for (; i + 16 <= n; i += 16) {
@@ -187,6 +168,26 @@ void qb_softmax(float *x, int64_t n) {
     for (int l = 0; l < 8; l++) s += lanes[l];
 #endif
     for (; i < n; i++) { x[i] = expf(x[i] - m); s += x[i]; }
+    return s;
+}
+
+void qb_softmax(float *x, int64_t n) {
+    if (n <= 0) return;
+    float m = x[0];
+    int64_t i = 1;
+#if defined(__AVX2__)
+    // Eight running maxima: a serial scalar max waits on itself every element. max_ps keeps
+    // its second operand when either is NaN, as the scalar comparison below does.
+    if (n >= 8) {
+        __m256 vmax = _mm256_loadu_ps(x);
+        for (i = 8; i + 8 <= n; i += 8) vmax = _mm256_max_ps(_mm256_loadu_ps(x + i), vmax);
+        float lanes[8];
+        _mm256_storeu_ps(lanes, vmax);
+        for (int l = 0; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
+    }
+#endif
+    for (; i < n; i++) m = x[i] > m ? x[i] : m;
+    float s = exp_sum(x, n, m);
     float inv = 1.0f / s;
     for (i = 0; i < n; i++) x[i] *= inv;
 }
@@ -347,6 +348,17 @@ static void widen_rows16(int32_t type, const uint8_t *src, float *dst, int64_t c
     }
 }
 
+// A cache read at depth comes from memory, and the integer attention loop alone does not keep
+// enough reads in flight (a 4096-position Q8_0 head pass took 52 us from memory, 21 us from
+// L2): the 16-row tile eight tiles ahead of `j0` is fetched while this one is computed. (The
+// f16 loop, slower per byte, gained nothing from it.)
+enum { ATT_PREFETCH_TILES = 8 };
+static inline void prefetch_tile(const uint8_t *rows, int64_t j0, int64_t n, int64_t row) {
+    if (j0 + (ATT_PREFETCH_TILES + 1) * 16 > n) return;
+    const char *at = (const char *)rows + (j0 + ATT_PREFETCH_TILES * 16) * row;
+    for (int64_t b = 0; b < 16 * row; b += 64) _mm_prefetch(at + b, _MM_HINT_T0);
+}
+
 // The sixteen sums of sixteen vectors, in order: halves of pairs added (512 -> 256 bits per
 // vector), then quarters (-> 128), then a transposing add within 128-bit lanes twice, which
 // leaves lane j holding the sums of vectors j, 8 + j, 4 + j and 12 + j; one permute orders them.
@@ -410,8 +422,179 @@ static inline __attribute__((always_inline)) void attention_group16(
 }
 #endif
 
+#if defined(QB_AVX512)
+// Q8_0 caches on VNNI: the queries are rounded to Q8_0 (as GGML does before a dot with Q8_0
+// keys) and dotted with the cached int8 keys by vpdpbusd, which wants one unsigned operand:
+// keys are offset by 128 (xor 0x80), which the accumulator's start (-128 x the query's
+// sums per lane) cancels exactly. A 64-byte step covers two blocks, lanes 0-7 and 8-15,
+// which keep their own sums until scaled. Values are widened without their scale, which
+// goes into the probabilities (one multiply per block and position instead of per value).
+
+// Sixteen int32 vectors of two blocks each (lanes 0-7, 8-15), one per position: the
+// positions' first-block sums in `a`, second-block sums in `b`, both in position order.
+static inline void hsum16x2_epi32(const __m512i v[16], __m512i *a, __m512i *b) {
+    __m512i u[8], w[4], x[2];
+    // Quarters of u[i]: (2i, first), (2i, second), (2i+1, first), (2i+1, second), 4 partial sums each.
+    for (int i = 0; i < 8; i++)
+        u[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(v[2 * i], v[2 * i + 1], 0x88), _mm512_shuffle_i32x4(v[2 * i], v[2 * i + 1], 0xDD));
+    for (int i = 0; i < 4; i++)
+        w[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(u[2 * i], u[2 * i + 1]), _mm512_unpackhi_epi32(u[2 * i], u[2 * i + 1]));
+    // Lane 4k + j of x[i]: the whole sum of quarter k of u[4i + j].
+    for (int i = 0; i < 2; i++)
+        x[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(w[2 * i], w[2 * i + 1]), _mm512_unpackhi_epi64(w[2 * i], w[2 * i + 1]));
+    // Position P is quarter 2 (P & 1) (+1 for the second block) of u[P / 2].
+    const __m512i first = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 16, 24, 17, 25, 18, 26, 19, 27);
+    *a = _mm512_permutex2var_epi32(x[0], first, x[1]);
+    *b = _mm512_permutex2var_epi32(x[0], _mm512_add_epi32(first, _mm512_set1_epi32(4)), x[1]);
+}
+
+// The f16 scales of block `b` of 16 consecutive Q8_0 rows of `row` bytes, as floats.
+static inline __m512 row_scales16(const uint8_t *rows, int64_t row, int64_t b) {
+    uint16_t h[16];
+    rows += 34 * b;
+    for (int p = 0; p < 16; p++) memcpy(h + p, rows + p * row, 2);
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+}
+
+// The int8 quants of blocks b and b + 1 (zero when b + 1 is past nb) of a Q8_0 row.
+static inline __m512i q8_pair(const uint8_t *rowp, int64_t b, int64_t nb) {
+    __m256i lo = _mm256_loadu_si256((const __m256i *)(rowp + 34 * b + 2));
+    __m256i hi = b + 1 < nb ? _mm256_loadu_si256((const __m256i *)(rowp + 34 * (b + 1) + 2)) : _mm256_setzero_si256();
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+enum { ATT_Q8_GROUP = 16 };
+
+static inline __attribute__((always_inline)) void attention_group_q8(
+    const float *q, const uint8_t *k, const uint8_t *v, int64_t n, int64_t hd, int64_t group, float scale,
+    float *scores, float *out) {
+    int64_t nb = hd / 32, row = nb * 34, pairs = (nb + 1) / 2;
+    // The group's queries as Q8_0: quants 64 bytes per pair of blocks, scales, and the
+    // accumulator start per pair (-128 x the sum of each lane's four quants).
+    __m512i qv[ATT_Q8_GROUP][8], start[ATT_Q8_GROUP][8];
+    float dq[ATT_Q8_GROUP][16];
+    for (int64_t g = 0; g < group; g++) {
+        uint8_t blocks[16 * 34];
+        qb_quantize_row(QB_Q8_0, q + g * hd, blocks, hd);
+        for (int64_t b = 0; b < nb; b++) dq[g][b] = h2f((qb_half)(blocks[34 * b] | blocks[34 * b + 1] << 8));
+        for (int64_t c = 0; c < pairs; c++) {
+            qv[g][c] = q8_pair(blocks, 2 * c, nb);
+            start[g][c] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)0x80), qv[g][c]));
+        }
+    }
+    // Softmax as the scores are made: their maxima here, exponentials after, and the
+    // division by the sums folded into the value scales below.
+    __m512 vmax[ATT_Q8_GROUP];
+    float mx[ATT_Q8_GROUP], inv[ATT_Q8_GROUP];
+    for (int64_t g = 0; g < group; g++) { vmax[g] = _mm512_set1_ps(-INFINITY); mx[g] = -INFINITY; }
+    int64_t full = n / 16 * 16;
+    for (int64_t j0 = 0; j0 < full; j0 += 16) {
+        const uint8_t *kt = k + j0 * row;
+        prefetch_tile(k, j0, n, row);
+        __m512 sc[ATT_Q8_GROUP];
+        for (int64_t g = 0; g < group; g++) sc[g] = _mm512_setzero_ps();
+        for (int64_t c = 0; c < pairs; c++) {
+            __m512i keys[16];
+            for (int p = 0; p < 16; p++) keys[p] = _mm512_xor_si512(q8_pair(kt + p * row, 2 * c, nb), _mm512_set1_epi8((char)0x80));
+            __m512 dka = row_scales16(kt, row, 2 * c);
+            __m512 dkb = 2 * c + 1 < nb ? row_scales16(kt, row, 2 * c + 1) : _mm512_setzero_ps();
+            for (int64_t g = 0; g < group; g++) {
+                __m512i acc[16], sa, sb;
+                for (int p = 0; p < 16; p++) acc[p] = _mm512_dpbusd_epi32(start[g][c], keys[p], qv[g][c]);
+                hsum16x2_epi32(acc, &sa, &sb);
+                sc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sa), _mm512_mul_ps(dka, _mm512_set1_ps(dq[g][2 * c])), sc[g]);
+                if (2 * c + 1 < nb)
+                    sc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sb), _mm512_mul_ps(dkb, _mm512_set1_ps(dq[g][2 * c + 1])), sc[g]);
+            }
+        }
+        for (int64_t g = 0; g < group; g++) {
+            __m512 x = _mm512_mul_ps(sc[g], _mm512_set1_ps(scale));
+            vmax[g] = _mm512_max_ps(x, vmax[g]);
+            _mm512_storeu_ps(scores + g * n + j0, x);
+        }
+    }
+    // The last positions one by one, in the same integer arithmetic.
+    for (int64_t j = full; j < n; j++) {
+        const uint8_t *kr = k + j * row;
+        for (int64_t g = 0; g < group; g++) {
+            float s = 0;
+            for (int64_t c = 0; c < pairs; c++) {
+                __m512i acc = _mm512_dpbusd_epi32(start[g][c], _mm512_xor_si512(q8_pair(kr, 2 * c, nb), _mm512_set1_epi8((char)0x80)), qv[g][c]);
+                s += (float)_mm512_mask_reduce_add_epi32(0x00FF, acc) * h2f((qb_half)(kr[68 * c] | kr[68 * c + 1] << 8)) * dq[g][2 * c];
+                if (2 * c + 1 < nb)
+                    s += (float)_mm512_mask_reduce_add_epi32(0xFF00, acc) * h2f((qb_half)(kr[68 * c + 34] | kr[68 * c + 35] << 8)) * dq[g][2 * c + 1];
+            }
+            scores[g * n + j] = s * scale;
+            mx[g] = s * scale > mx[g] ? s * scale : mx[g];
+        }
+    }
+    for (int64_t g = 0; g < group; g++) {
+        float m = _mm512_reduce_max_ps(vmax[g]);
+        inv[g] = 1.0f / exp_sum(scores + g * n, n, m > mx[g] ? m : mx[g]);
+    }
+    // Values: as attention_group16 (the group's outputs in registers, 16 columns per unit,
+    // 16 units per pass), each unit's probabilities scaled by its block's value scales.
+    int64_t nc = hd / 16, units = group * nc;
+    float pd[ATT_Q8_GROUP][16][16];
+    for (int64_t u0 = 0; u0 < units; u0 += 16) {
+        int64_t nu = units - u0 < 16 ? units - u0 : 16;
+        int64_t g0 = u0 / nc, g1 = (u0 + nu - 1) / nc + 1;
+        __m512 acc[16];
+        for (int64_t i = 0; i < nu; i++) acc[i] = _mm512_setzero_ps();
+        for (int64_t j0 = 0; j0 < n; j0 += 16) {
+            int64_t t = n - j0 < 16 ? n - j0 : 16;
+            const uint8_t *vt = v + j0 * row;
+            prefetch_tile(v, j0, n, row);
+            if (t == 16) {
+                for (int64_t b = 0; b < nb; b++) {
+                    __m512 dv = row_scales16(vt, row, b);
+                    for (int64_t g = g0; g < g1; g++)
+                        _mm512_storeu_ps(pd[g - g0][b], _mm512_mul_ps(_mm512_mul_ps(dv, _mm512_set1_ps(inv[g])), _mm512_loadu_ps(scores + g * n + j0)));
+                }
+            } else {
+                for (int64_t p = 0; p < t; p++)
+                    for (int64_t b = 0; b < nb; b++) {
+                        float dv = h2f((qb_half)(vt[p * row + 34 * b] | vt[p * row + 34 * b + 1] << 8));
+                        for (int64_t g = g0; g < g1; g++) pd[g - g0][b][p] = dv * inv[g] * scores[g * n + j0 + p];
+                    }
+            }
+            for (int64_t p = 0; p < t; p++) {
+                const uint8_t *vr = vt + p * row;
+                for (int64_t i = 0; i < nu; i++) {
+                    int64_t g = (u0 + i) / nc, c = (u0 + i) % nc;
+                    __m512 x = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(vr + 34 * (c / 2) + 2 + 16 * (c % 2)))));
+                    acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(pd[g - g0][c / 2][p]), x, acc[i]);
+                }
+            }
+        }
+        for (int64_t i = 0; i < nu; i++) _mm512_storeu_ps(out + 16 * (u0 + i), acc[i]);
+    }
+}
+#endif
+
+// Rounds `group` queries through Q8_0 (what the VNNI path dots with a Q8_0 cache), so every
+// path computes the same scores.
+static void round_queries_q8_0(const float *q, float *rounded, int64_t count) {
+    uint8_t blocks[34];
+    for (int64_t i = 0; i < count; i += 32) {
+        qb_quantize_row(QB_Q8_0, q + i, blocks, 32);
+        qb_dequantize_row(QB_Q8_0, blocks, rounded + i, 32);
+    }
+}
+
 void qb_attention_group(int32_t type, const float *q, const void *k, const void *v, int64_t n, int64_t hd,
                         int64_t group, float scale, float *scores, float *out) {
+#if defined(QB_AVX512)
+    if (type == QB_Q8_0 && hd <= 512 && hd % 32 == 0 && group <= ATT_Q8_GROUP) {
+        if (hd == 64 && group == 4) return attention_group_q8(q, k, v, n, 64, 4, scale, scores, out);
+        return attention_group_q8(q, k, v, n, hd, group, scale, scores, out);
+    }
+#endif
+    float rounded[type == QB_Q8_0 && hd % 32 == 0 ? group * hd : 1];
+    if (type == QB_Q8_0 && hd % 32 == 0) {
+        round_queries_q8_0(q, rounded, group * hd);
+        q = rounded;
+    }
 #if defined(__AVX512F__)
     // Head dimension 64 with four heads per KV head (Llama 3.2 1B), and 64 alone, compiled on
     // their own: the loops unroll and the accumulators stay in registers.
@@ -476,6 +659,9 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
 void qb_attention_head_q8_0(const float *q, const void *k, const void *v, int64_t n, int64_t hd,
                             float scale, float *scores, float *out) {
     int64_t row = hd / 32 * 34;
+    float rounded[hd > 0 ? hd : 1];
+    round_queries_q8_0(q, rounded, hd);
+    q = rounded;
     for (int64_t j = 0; j < n; j++) scores[j] = dot_q8_0_f32((const uint8_t *)k + j * row, q, hd) * scale;
     qb_softmax(scores, n);
     for (int64_t d = 0; d < hd; d++) out[d] = 0;
