@@ -832,6 +832,35 @@ static float mlx4_row(const uint8_t *row, const void *scales, const void *biases
     return hsum_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), accb));
 }
 
+#if defined(QB_AVX512)
+// mlx4_row on 64-byte steps: a load holds four blocks, whose even (odd) activations are two
+// consecutive entries of `xe` (`xo`); vpdpbusd sums both halves into each block's 4 lanes.
+static float mlx4_row512(const uint8_t *row, const void *scales, const void *biases, int32_t sdtype, int64_t srow,
+                         int64_t bpg, const __m256i *xe, const __m256i *xo, const float *xd, const float *xs, int64_t blocks) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i first = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(4));
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    __m256 accb = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; b += 8) {
+        // 4 KiB ahead: a row is 1-4 KiB, and at 1 KiB the loads still waited on memory.
+        _mm_prefetch((const char *)(row + 16 * b) + 4096, _MM_HINT_T0);
+        _mm_prefetch((const char *)(row + 16 * b) + 4160, _MM_HINT_T0);
+        int64_t g = srow + b / bpg;
+        __m512 sd = _mm512_castps256_ps512(_mm256_mul_ps(mlx_block_scales(scales, sdtype, g, bpg), _mm256_loadu_ps(xd + b)));
+        accb = _mm256_fmadd_ps(mlx_block_scales(biases, sdtype, g, bpg), _mm256_loadu_ps(xs + b), accb);
+        for (int k = 0; k < 2; k++) {
+            __m512i q = _mm512_loadu_si512((const void *)(row + 16 * b + 64 * k));
+            int64_t pr = b / 2 + 2 * k;
+            __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(q, m4), _mm512_loadu_si512((const void *)(xe + pr)));
+            p = _mm512_dpbusd_epi32(p, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), _mm512_loadu_si512((const void *)(xo + pr)));
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(k ? second : first, sd), acc[k]);
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) + hsum_ps(accb);
+}
+#endif
+
 // Activations for mlx4_row: for each pair of blocks, their even values then their odd ones.
 static void mlx4_regroup(const qb_q8a *x, int64_t blocks, __m256i *xe, __m256i *xo, float *xd, float *xs) {
     const __m256i evens_odds = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
@@ -903,7 +932,11 @@ void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *s
         if (xe && xo && xd) {
             mlx4_regroup(x, nblk, xe, xo, xd, xd + nblk);
             for (int64_t r = r0; r < r1; r++)
+#if defined(QB_AVX512)
+                y[r] = mlx4_row512((const uint8_t *)(w + r * words), scales, biases, sdtype, r * groups, blocks, xe, xo, xd, xd + nblk, nblk);
+#else
                 y[r] = mlx4_row((const uint8_t *)(w + r * words), scales, biases, sdtype, r * groups, blocks, xe, xo, xd, xd + nblk, nblk);
+#endif
         }
         free(xe);
         free(xo);

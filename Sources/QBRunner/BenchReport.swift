@@ -67,6 +67,18 @@ public enum BenchReport {
                         format: " (%.0f%% of the %.1f GB/s read bandwidth %@)", 100 * gbps / roof.readBandwidthAllThreads,
                         roof.readBandwidthAllThreads, rooflineOrigin(r))
                 }
+                // Each repetition against the probe run just before it: the bandwidth here
+                // drifts within minutes, so this pairing is the steadier figure.
+                let paired = c.runs.compactMap { run -> Double? in
+                    guard let s = run.seconds, s > 0, let n = run.tokens, let probe = run.readBandwidthGBps, probe > 0 else { return nil }
+                    return Double(n) / s * bytesPerToken / 1e9 / probe
+                }
+                if !paired.isEmpty {
+                    let probes = c.runs.compactMap(\.readBandwidthGBps)
+                    line += String(
+                        format: "; per repetition against a probe run just before it: median %.0f%% (%.0f-%.0f%%; probes %.1f-%.1f GB/s)",
+                        100 * Roofline.median(paired), 100 * (paired.min() ?? 0), 100 * (paired.max() ?? 0), probes.min() ?? 0, probes.max() ?? 0)
+                }
                 out.append("")
                 out.append(line)
             }

@@ -202,19 +202,24 @@ public struct RunRecord: Codable, Sendable, Equatable {
     public var seconds: Double?
     /// Cancel cases: seconds from the cancellation request to the request's return.
     public var cancelLatencySeconds: Double?
+    /// Decode tests under `bench --roofline`: the read bandwidth (GB/s) a probe measured
+    /// right before this repetition.
+    public var readBandwidthGBps: Double?
     public var memory: MemorySnapshot
     enum CodingKeys: String, CodingKey {
-        case repetition, turns, tokens, seconds, cancelLatencySeconds = "cancel_latency_s", memory
+        case repetition, turns, tokens, seconds, cancelLatencySeconds = "cancel_latency_s"
+        case readBandwidthGBps = "read_bandwidth_gbps", memory
     }
     public init(
         repetition: Int, turns: [TurnRecord]? = nil, tokens: Int? = nil, seconds: Double? = nil,
-        cancelLatencySeconds: Double? = nil, memory: MemorySnapshot
+        cancelLatencySeconds: Double? = nil, readBandwidthGBps: Double? = nil, memory: MemorySnapshot
     ) {
         self.repetition = repetition
         self.turns = turns
         self.tokens = tokens
         self.seconds = seconds
         self.cancelLatencySeconds = cancelLatencySeconds
+        self.readBandwidthGBps = readBandwidthGBps
         self.memory = memory
     }
 }

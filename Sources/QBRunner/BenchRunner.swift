@@ -61,9 +61,11 @@ public struct BenchRunner: Sendable {
                         loaded: loaded, repetitions: repetitions, warmup: warmup, interrupt: interrupt, progress: progress, index: i
                     ).run(c, into: &result)
                 case .throughput:
+                    let pool = loaded.pool
                     try ThroughputRunner(
                         loaded: loaded, repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt,
-                        progress: progress, index: i
+                        progress: progress, index: i,
+                        bandwidthProbe: roofline == nil ? nil : { Roofline.probeReadBandwidth(pool: pool) }
                     ).run(c, into: &result)
                 }
             } catch let e as BenchInterrupted {

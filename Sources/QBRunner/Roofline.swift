@@ -27,31 +27,19 @@ public struct Roofline: Codable, Sendable {
     public static func measure(pool: ThreadPool, bufferBytes: Int = 1 << 30, repetitions: Int = 5) -> Roofline {
         let threads = pool.threadCount
         let bytes = bufferBytes / (256 * threads) * 256 * threads
-        // Mapped directly, not through malloc: tcmalloc would keep the freed gigabyte in its
-        // heap, and `bench --roofline` would then report it in the model's peak memory.
-        guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-              mapped != MAP_FAILED else {
-            return Roofline(
-                threads: threads, readBandwidthOneThread: 0, readBandwidthAllThreads: 0, fp32GflopsOneThread: 0,
-                fp32GflopsAllThreads: 0, int8GopsOneThread: 0, int8GopsAllThreads: 0, cpu: CPUInfo.modelName,
-                measuredAt: Date())
-        }
-        let buffer = mapped
-        defer { munmap(mapped, bytes) }
+        // Mapped directly, not through malloc (tcmalloc would keep the freed gigabyte in its
+        // heap, and `bench --roofline` would then report it in the model's peak memory), on
+        // huge pages as the weights are: on 4 KiB pages the probe read slower than decode.
+        let mapped = PageBuffer(bytes: bytes)
+        defer { withExtendedLifetime(mapped) {} }
+        let buffer = mapped.pointer
         // Touch every page so the probe reads memory, not page faults.
         memset(buffer, 1, bytes)
         let sink = UnsafeMutablePointer<UInt64>.allocate(capacity: 64)
         defer { sink.deallocate() }
 
         func bandwidth(threads n: Int) -> Double {
-            let share = bytes / n
-            return median((0..<repetitions).map { _ in
-                let t0 = Date()
-                pool.parallelFor(n) { range, _ in
-                    for i in range { sink[i * 8] = qb_read_bandwidth_kernel(buffer + i * share, Int64(share)) }
-                }
-                return Double(share * n) / Date().timeIntervalSince(t0) / 1e9
-            })
+            median((0..<repetitions).map { _ in readOnce(buffer, bytes: bytes, threads: n, pool: pool, sink: sink) })
         }
         let fsink = UnsafeMutablePointer<Float>.allocate(capacity: 8 * 64)
         let isink = UnsafeMutablePointer<Int32>.allocate(capacity: 8 * 64)
@@ -76,6 +64,33 @@ public struct Roofline: Codable, Sendable {
             fp32GflopsOneThread: compute(threads: 1, fma), fp32GflopsAllThreads: compute(threads: threads, fma),
             int8GopsOneThread: compute(threads: 1, int8), int8GopsAllThreads: compute(threads: threads, int8),
             cpu: CPUInfo.modelName, measuredAt: Date())
+    }
+
+    /// GB/s of one read of `bytes` at `buffer`, split evenly over `n` of the pool's threads.
+    static func readOnce(_ buffer: UnsafeMutableRawPointer, bytes: Int, threads n: Int, pool: ThreadPool, sink: UnsafeMutablePointer<UInt64>) -> Double {
+        let share = bytes / (256 * n) * 256
+        let t0 = Date()
+        pool.parallelFor(n) { range, _ in
+            for i in range { sink[i * 8] = qb_read_bandwidth_kernel(buffer + i * share, Int64(share)) }
+        }
+        return Double(share * n) / Date().timeIntervalSince(t0) / 1e9
+    }
+
+    /// A short read-bandwidth probe on all the pool's threads (GB/s): `bench --roofline`
+    /// runs it right before each decode repetition, so each repetition is set against the
+    /// bandwidth of its own moment (this machine's drifts by a third within minutes). The
+    /// buffer is mapped (huge pages, as `measure`), read twice (the first read after
+    /// touching it finds its end still in the cache) and unmapped, so it never counts in the
+    /// run's memory.
+    public static func probeReadBandwidth(pool: ThreadPool, bytes: Int = 512 << 20) -> Double {
+        let mapped = PageBuffer(bytes: bytes)
+        defer { withExtendedLifetime(mapped) {} }
+        let buffer = mapped.pointer
+        memset(buffer, 1, bytes)
+        let sink = UnsafeMutablePointer<UInt64>.allocate(capacity: 8 * max(1, pool.threadCount))
+        defer { sink.deallocate() }
+        _ = readOnce(buffer, bytes: bytes, threads: pool.threadCount, pool: pool, sink: sink)
+        return readOnce(buffer, bytes: bytes, threads: pool.threadCount, pool: pool, sink: sink)
     }
 
     static func median(_ v: [Double]) -> Double {

@@ -25,6 +25,9 @@ struct ThroughputRunner {
     let interrupt: InterruptFlag
     let progress: @Sendable (BenchProgress) -> Void
     let index: Int
+    /// Run right before each decode repetition (`bench --roofline`): the read bandwidth of
+    /// that moment, GB/s.
+    var bandwidthProbe: (() -> Double?)? = nil
 
     var model: LlamaModel { loaded.model }
 
@@ -42,10 +45,12 @@ struct ThroughputRunner {
         let runs = warmup + repetitions
         try Self.measure(
             model: model, state: loaded.makeState(contextLength: context, batch: c.batch), test: test,
-            repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt
-        ) { run, seconds, memory in
+            repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt,
+            beforeRun: test.test == .generate ? bandwidthProbe : nil
+        ) { run, seconds, memory, bandwidth in
             if run >= warmup {
-                result.runs.append(RunRecord(repetition: run - warmup + 1, tokens: test.tokens, seconds: seconds, memory: memory))
+                result.runs.append(RunRecord(
+                    repetition: run - warmup + 1, tokens: test.tokens, seconds: seconds, readBandwidthGBps: bandwidth, memory: memory))
             }
             progress(.runFinished(index: index, run: run + 1, runs: runs))
         }
@@ -58,11 +63,13 @@ struct ThroughputRunner {
         result.metrics = GenerationCaseRunner.estimates(samples)
     }
 
-    /// Runs `test` on `state` (at least depth + tokens positions) warmup + repetitions times, calling `onRun(run, seconds, memory)` after
-    /// each (run counts from 0, warmups first). Throws `BenchInterrupted` when interrupted.
+    /// Runs `test` on `state` (at least depth + tokens positions) warmup + repetitions times, calling
+    /// `onRun(run, seconds, memory, beforeRun's result)` after each (run counts from 0, warmups first);
+    /// `beforeRun` runs untimed before each, ahead of the peak-memory reset. Throws `BenchInterrupted`
+    /// when interrupted.
     static func measure(
         model: LlamaModel, state: InferenceState, test: ThroughputTest, repetitions: Int, warmup: Int, seed: UInt64,
-        interrupt: InterruptFlag, onRun: (Int, Double, MemorySnapshot) -> Void
+        interrupt: InterruptFlag, beforeRun: (() -> Double?)? = nil, onRun: (Int, Double, MemorySnapshot, Double?) -> Void
     ) throws {
         // The same ids for every repetition and on every machine: SplitMix64 seeded by the
         // run's seed and the test's name.
@@ -79,6 +86,7 @@ struct ThroughputRunner {
             for run in 0..<(warmup + repetitions) {
                 if interrupt.isSet { throw BenchInterrupted() }
                 state.cache.truncate(to: depthIDs.count)
+                let probed = beforeRun?()
                 let peakReset = MemoryStats.resetPeak()
                 let start = clock.now
                 switch test.test {
@@ -92,7 +100,7 @@ struct ThroughputRunner {
                     }
                 }
                 let seconds = (clock.now - start).seconds
-                onRun(run, seconds, MemorySnapshot(MemoryStats.current(), peakWasReset: peakReset))
+                onRun(run, seconds, MemorySnapshot(MemoryStats.current(), peakWasReset: peakReset), probed)
             }
         } catch is ForwardCancelled {
             throw BenchInterrupted()

@@ -38,7 +38,7 @@ struct Bench: ParsableCommand {
     @Option(help: "Write the JSON here (the Markdown summary goes beside it, .md).")
     var out: String?
 
-    @Flag(help: "Measure this machine's ceilings (as `roofline` does) in this run, before the cases, and report against them instead of the stored ones.")
+    @Flag(help: "Measure this machine's ceilings (as `roofline` does) in this run, before the cases, and report against them instead of the stored ones; each decode repetition is also preceded by a short read-bandwidth probe.")
     var roofline = false
 
     @Flag(help: "Print the result JSON on standard output instead of the summary.")

@@ -79,6 +79,28 @@ final class BenchRunTests: XCTestCase {
         XCTAssertTrue(BenchComparison.compare(base: r, new: r, maxRegression: 0.05).regressions.isEmpty)
     }
 
+    /// With ceilings measured in the run (`bench --roofline`), each decode repetition is
+    /// preceded by a bandwidth probe whose figure the run keeps and the report sets it
+    /// against; prefill repetitions and runs without `--roofline` have none.
+    func testDecodeRepetitionsArePairedWithABandwidthProbe() throws {
+        let loaded = try RunnerFixtures.tiny()
+        let suite = SuiteLoader.throughputSuite(prompt: [8], generate: [4])
+        let ceilings = Roofline(
+            threads: loaded.pool.threadCount, readBandwidthOneThread: 10, readBandwidthAllThreads: 20, fp32GflopsOneThread: 1,
+            fp32GflopsAllThreads: 2, int8GopsOneThread: 1, int8GopsAllThreads: 2, cpu: "test", measuredAt: Date())
+        let r = try BenchRunner(loaded: loaded, repetitions: 2, warmup: 0, roofline: ceilings).runBlocking(suite)
+        let tg = try XCTUnwrap(r.cases.first { $0.id == "tg4" }), pp = try XCTUnwrap(r.cases.first { $0.id == "pp8" })
+        XCTAssertEqual(tg.runs.count, 2)
+        for run in tg.runs { XCTAssertGreaterThan(try XCTUnwrap(run.readBandwidthGBps), 0) }
+        XCTAssertTrue(pp.runs.allSatisfy { $0.readBandwidthGBps == nil })
+        XCTAssertTrue(BenchReport.markdown(r).contains("per repetition against a probe run just before it"))
+        let back = try ResultsFile.decode(try ResultsFile.encode(r), path: "paired.json")
+        XCTAssertEqual(back.cases, r.cases)
+
+        let plain = try BenchRunner(loaded: loaded, repetitions: 1, warmup: 0).runBlocking(suite)
+        XCTAssertTrue(plain.cases.flatMap(\.runs).allSatisfy { $0.readBandwidthGBps == nil })
+    }
+
     func testStopsSuite() throws { assertAllPassed(try run("stops", repetitions: 1, warmup: 0)) }
 
     func testCancelSuite() throws {
