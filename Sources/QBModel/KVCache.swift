@@ -8,7 +8,8 @@ public enum KVCacheType: String, Sendable, CaseIterable, Codable {
     /// Half the bytes of f32 at no visible cost: the default, as in llama.cpp.
     case f16
     /// GGML's Q8_0 blocks (32 values per f16 scale): about a quarter of f32, for long
-    /// contexts. Needs a head dimension that is a multiple of 32.
+    /// contexts. Needs a head dimension that is a multiple of 32. Queries are rounded to
+    /// Q8_0 before their dot products with the keys (integer arithmetic, as GGML does).
     case q8_0
 
     /// Bytes of one cached row of `headDim` values.
@@ -37,6 +38,9 @@ public final class KVCache: @unchecked Sendable {
     public internal(set) var length: Int = 0
     public let rowBytes: Int
     private let storage: UnsafeMutableRawPointer
+    /// On transparent huge pages, as the weights: attention at depth streams megabytes of
+    /// rows per token, and on 4 KiB pages each page of them cost a TLB miss.
+    private let pages: PageBuffer
     private let byteSize: Int
 
     public init(layers: Int, kvHeads: Int, headDim: Int, capacity: Int, type: KVCacheType = .f32) {
@@ -47,10 +51,9 @@ public final class KVCache: @unchecked Sendable {
         self.type = type
         rowBytes = type.rowBytes(headDim: headDim)
         byteSize = max(1, layers * 2 * kvHeads * capacity * rowBytes)
-        storage = .allocate(byteCount: byteSize, alignment: 64)
+        pages = PageBuffer(bytes: byteSize)
+        storage = pages.pointer
     }
-
-    deinit { storage.deallocate() }
 
     public var byteCount: Int { byteSize }
 
