@@ -22,6 +22,12 @@ public struct BenchRunner: Sendable {
     public var progress: @Sendable (BenchProgress) -> Void
     /// Ceilings measured in this run; nil reads the stored ones.
     public var roofline: Roofline?
+    /// Throughput cases run round by round (every case's first repetition, then every
+    /// case's second...) instead of case after case, each with its own state: on a machine
+    /// whose bandwidth drifts within minutes, cases compared with each other (depth 0 against
+    /// depth 4096) then see the same drift. Each run's peak memory then includes the other
+    /// cases' states.
+    public var interleave: Bool
 
     /// Defaults keep the smoke suite on the tiny default model to a few seconds in a
     /// release build; llama-bench's own default is 5 repetitions with 1 warmup too.
@@ -32,9 +38,10 @@ public struct BenchRunner: Sendable {
     public init(
         loaded: LoadedModel, repetitions: Int = BenchRunner.defaultRepetitions, warmup: Int = BenchRunner.defaultWarmup,
         seed: UInt64 = BenchRunner.defaultSeed, interrupt: InterruptFlag = InterruptFlag(),
-        progress: @escaping @Sendable (BenchProgress) -> Void = { _ in }, roofline: Roofline? = nil
+        progress: @escaping @Sendable (BenchProgress) -> Void = { _ in }, roofline: Roofline? = nil, interleave: Bool = false
     ) {
         self.roofline = roofline
+        self.interleave = interleave
         self.loaded = loaded
         self.repetitions = max(1, repetitions)
         self.warmup = max(0, warmup)
@@ -45,9 +52,14 @@ public struct BenchRunner: Sendable {
 
     public func run(_ suite: Suite) async throws -> BenchResult {
         progress(.loaded(model: loaded.info.name, seconds: loaded.load.seconds))
-        var cases: [CaseResult] = []
+        var cases: [(index: Int, result: CaseResult)] = []
+        var interleaved: [(index: Int, case: SuiteCase)] = []
         for (i, c) in suite.cases.enumerated() {
             if interrupt.isSet { throw BenchInterrupted() }
+            if interleave && c.kind == .throughput {
+                interleaved.append((i, c))
+                continue
+            }
             progress(.caseStarted(index: i, total: suite.cases.count, id: c.id, runs: runs(for: c)))
             var result = CaseResult(id: c.id, kind: c.kind)
             do {
@@ -61,23 +73,20 @@ public struct BenchRunner: Sendable {
                         loaded: loaded, repetitions: repetitions, warmup: warmup, interrupt: interrupt, progress: progress, index: i
                     ).run(c, into: &result)
                 case .throughput:
-                    let pool = loaded.pool
-                    try ThroughputRunner(
-                        loaded: loaded, repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt,
-                        progress: progress, index: i,
-                        bandwidthProbe: roofline == nil ? nil : { Roofline.probeReadBandwidth(pool: pool) }
-                    ).run(c, into: &result)
+                    try throughputRunner(index: i).run(c, into: &result)
                 }
             } catch let e as BenchInterrupted {
                 throw e
             } catch {
                 result.checks.append(CheckResult("ran", false, "\(error)"))
             }
-            if result.status != .skipped {
-                result.status = result.checks.allSatisfy(\.passed) ? .passed : .failed
-            }
+            Self.settle(&result)
             progress(.caseFinished(index: i, total: suite.cases.count, result: result))
-            cases.append(result)
+            cases.append((i, result))
+        }
+        if !interleaved.isEmpty {
+            cases += try runInterleaved(interleaved, total: suite.cases.count)
+            cases.sort { $0.index < $1.index }
         }
         if interrupt.isSet { throw BenchInterrupted() }
         let stored = roofline == nil ? Roofline.stored(threads: loaded.pool.threadCount) : nil
@@ -90,11 +99,70 @@ public struct BenchRunner: Sendable {
             settings: RunSettings(
                 repetitions: repetitions, warmup: warmup, threads: loaded.pool.threadCount, seed: seed,
                 chatFormat: ChatPromptRenderer.format, kvType: loaded.kvType.rawValue),
-            load: loaded.load, cases: cases, aggregate: Self.aggregate(cases),
+            load: loaded.load, cases: cases.map(\.result), aggregate: Self.aggregate(cases.map(\.result)),
             roofline: roofline ?? stored)
         result.rooflineSource = roofline != nil ? "this run" : stored != nil ? "store" : nil
         if let l = firstLayer { result.prefillArithmetic = Linear.prefillQuantizesActivations(l.gate) ? "int8" : "fp32" }
         return result
+    }
+
+    func throughputRunner(index: Int) -> ThroughputRunner {
+        let pool = loaded.pool
+        return ThroughputRunner(
+            loaded: loaded, repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt, progress: progress,
+            index: index, bandwidthProbe: roofline == nil ? nil : { Roofline.probeReadBandwidth(pool: pool) })
+    }
+
+    /// A finished case's status from its checks (skipped stays skipped).
+    static func settle(_ result: inout CaseResult) {
+        if result.status != .skipped { result.status = result.checks.allSatisfy(\.passed) ? .passed : .failed }
+    }
+
+    /// Throughput cases round by round (`interleave`): every case readied first, then run
+    /// `r` of each case in suite order, for every run. A case whose run fails stops there.
+    func runInterleaved(_ group: [(index: Int, case: SuiteCase)], total: Int) throws -> [(index: Int, result: CaseResult)] {
+        struct Slot {
+            var index: Int
+            var suiteCase: SuiteCase
+            var runner: ThroughputRunner
+            var trial: ThroughputTrial?
+            var result: CaseResult
+        }
+        var slots: [Slot] = []
+        for (i, c) in group {
+            if interrupt.isSet { throw BenchInterrupted() }
+            progress(.caseStarted(index: i, total: total, id: c.id, runs: runs(for: c)))
+            var slot = Slot(index: i, suiteCase: c, runner: throughputRunner(index: i), trial: nil, result: CaseResult(id: c.id, kind: c.kind))
+            do {
+                slot.trial = try slot.runner.prepare(c, into: &slot.result)
+            } catch let e as BenchInterrupted {
+                throw e
+            } catch {
+                slot.result.checks.append(CheckResult("ran", false, "\(error)"))
+            }
+            slots.append(slot)
+        }
+        for run in 0..<(warmup + repetitions) {
+            for k in slots.indices {
+                guard let trial = slots[k].trial else { continue }
+                if interrupt.isSet { throw BenchInterrupted() }
+                do {
+                    slots[k].runner.record(run, try trial.run(), of: slots[k].suiteCase, into: &slots[k].result)
+                } catch let e as BenchInterrupted {
+                    throw e
+                } catch {
+                    slots[k].result.checks.append(CheckResult("ran", false, "\(error)"))
+                    slots[k].trial = nil
+                }
+            }
+        }
+        return slots.map { slot in
+            var result = slot.result
+            slot.runner.finish(&result)
+            Self.settle(&result)
+            progress(.caseFinished(index: slot.index, total: total, result: result))
+            return (slot.index, result)
+        }
     }
 
     /// `run` from synchronous code (the command line).

@@ -32,7 +32,18 @@ struct ThroughputRunner {
     var model: LlamaModel { loaded.model }
 
     func run(_ c: SuiteCase, into result: inout CaseResult) throws {
-        guard let test = c.throughput else { return }
+        guard let trial = try prepare(c, into: &result) else { return }
+        for run in 0..<(warmup + repetitions) {
+            if interrupt.isSet { throw BenchInterrupted() }
+            record(run, try trial.run(), of: c, into: &result)
+        }
+        finish(&result)
+    }
+
+    /// Fills in what `c` is and readies its trial (ids drawn, depth prefilled); nil for a
+    /// case that is not a throughput test.
+    func prepare(_ c: SuiteCase, into result: inout CaseResult) throws -> ThroughputTrial? {
+        guard let test = c.throughput else { return nil }
         result.test = test.name
         let context = test.depth + test.tokens
         result.contextLength = context
@@ -41,20 +52,23 @@ struct ThroughputRunner {
             result.notes.append("runs \(context) positions, beyond the model's trained context (\(model.config.contextLength)): speed only")
         }
         result.memory = loaded.memoryBreakdown(contextLength: context, batch: c.batch)
+        return try ThroughputTrial(
+            model: model, state: loaded.makeState(contextLength: context, batch: c.batch), test: test, seed: seed,
+            interrupt: interrupt, beforeRun: test.test == .generate ? bandwidthProbe : nil)
+    }
 
-        let runs = warmup + repetitions
-        try Self.measure(
-            model: model, state: loaded.makeState(contextLength: context, batch: c.batch), test: test,
-            repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt,
-            beforeRun: test.test == .generate ? bandwidthProbe : nil
-        ) { run, seconds, memory, bandwidth in
-            if run >= warmup {
-                result.runs.append(RunRecord(
-                    repetition: run - warmup + 1, tokens: test.tokens, seconds: seconds, readBandwidthGBps: bandwidth, memory: memory))
-            }
-            progress(.runFinished(index: index, run: run + 1, runs: runs))
+    /// Keeps run `run` (warmups first, from 0) of `c`.
+    func record(_ run: Int, _ outcome: ThroughputTrial.Outcome, of c: SuiteCase, into result: inout CaseResult) {
+        if run >= warmup, let test = c.throughput {
+            result.runs.append(RunRecord(
+                repetition: run - warmup + 1, tokens: test.tokens, seconds: outcome.seconds,
+                readBandwidthGBps: outcome.probedBandwidth, memory: outcome.memory))
         }
+        progress(.runFinished(index: index, run: run + 1, runs: warmup + repetitions))
+    }
 
+    /// Turns the kept runs into metrics.
+    func finish(_ result: inout CaseResult) {
         var samples: [Metric: [Double]] = [:]
         for r in result.runs {
             if let s = r.seconds, let n = r.tokens, s > 0 { samples[.tokensPerSecond, default: []].append(Double(n) / s) }
@@ -64,46 +78,17 @@ struct ThroughputRunner {
     }
 
     /// Runs `test` on `state` (at least depth + tokens positions) warmup + repetitions times, calling
-    /// `onRun(run, seconds, memory, beforeRun's result)` after each (run counts from 0, warmups first);
-    /// `beforeRun` runs untimed before each, ahead of the peak-memory reset. Throws `BenchInterrupted`
-    /// when interrupted.
+    /// `onRun(run, seconds, memory, probed bandwidth)` after each (run counts from 0, warmups first).
+    /// Throws `BenchInterrupted` when interrupted.
     static func measure(
         model: LlamaModel, state: InferenceState, test: ThroughputTest, repetitions: Int, warmup: Int, seed: UInt64,
         interrupt: InterruptFlag, beforeRun: (() -> Double?)? = nil, onRun: (Int, Double, MemorySnapshot, Double?) -> Void
     ) throws {
-        // The same ids for every repetition and on every machine: SplitMix64 seeded by the
-        // run's seed and the test's name.
-        var rng = SplitMix64(seed: seed ^ Statistics.seed(for: test.name))
-        let vocab = UInt64(model.config.vocabSize)
-        let depthIDs = (0..<test.depth).map { _ in TokenID(rng.next() % vocab) }
-        let ids = (0..<test.tokens).map { _ in TokenID(rng.next() % vocab) }
-
-        state.cache.truncate(to: 0)
-        let cancelled = { interrupt.isSet }
-        do {
-            if !depthIDs.isEmpty { _ = try model.forward(depthIDs, state: state, logits: .none, isCancelled: cancelled) }
-            let clock = ContinuousClock()
-            for run in 0..<(warmup + repetitions) {
-                if interrupt.isSet { throw BenchInterrupted() }
-                state.cache.truncate(to: depthIDs.count)
-                let probed = beforeRun?()
-                let peakReset = MemoryStats.resetPeak()
-                let start = clock.now
-                switch test.test {
-                case .prompt:
-                    _ = try model.forward(ids, state: state, logits: .last, isCancelled: cancelled)
-                case .generate:
-                    var token = ids[0]
-                    for _ in 0..<test.tokens {
-                        let logits = try model.forward([token], state: state, logits: .last, isCancelled: cancelled)
-                        token = argmax(logits)
-                    }
-                }
-                let seconds = (clock.now - start).seconds
-                onRun(run, seconds, MemorySnapshot(MemoryStats.current(), peakWasReset: peakReset), probed)
-            }
-        } catch is ForwardCancelled {
-            throw BenchInterrupted()
+        let trial = try ThroughputTrial(model: model, state: state, test: test, seed: seed, interrupt: interrupt, beforeRun: beforeRun)
+        for run in 0..<(warmup + repetitions) {
+            if interrupt.isSet { throw BenchInterrupted() }
+            let o = try trial.run()
+            onRun(run, o.seconds, o.memory, o.probedBandwidth)
         }
     }
 
@@ -111,5 +96,72 @@ struct ThroughputRunner {
         var best = 0
         for i in v.indices where v[i] > v[best] { best = i }
         return TokenID(best)
+    }
+}
+
+/// One throughput test made ready to repeat: its ids drawn (the same for every repetition
+/// and on every machine: SplitMix64 seeded by the run's seed and the test's name) and its
+/// state holding the test's depth, prefilled once, untimed.
+final class ThroughputTrial {
+    struct Outcome {
+        var seconds: Double
+        var memory: MemorySnapshot
+        /// What `beforeRun` returned (a bandwidth probe's GB/s), if it ran.
+        var probedBandwidth: Double?
+    }
+
+    let model: LlamaModel
+    let state: InferenceState
+    let test: ThroughputTest
+    let interrupt: InterruptFlag
+    let beforeRun: (() -> Double?)?
+    let depth: Int
+    let ids: [TokenID]
+
+    /// Throws `BenchInterrupted` when interrupted while prefilling the depth.
+    init(model: LlamaModel, state: InferenceState, test: ThroughputTest, seed: UInt64, interrupt: InterruptFlag, beforeRun: (() -> Double?)?) throws {
+        self.model = model
+        self.state = state
+        self.test = test
+        self.interrupt = interrupt
+        self.beforeRun = beforeRun
+        var rng = SplitMix64(seed: seed ^ Statistics.seed(for: test.name))
+        let vocab = UInt64(model.config.vocabSize)
+        let depthIDs = (0..<test.depth).map { _ in TokenID(rng.next() % vocab) }
+        ids = (0..<test.tokens).map { _ in TokenID(rng.next() % vocab) }
+        depth = depthIDs.count
+        state.cache.truncate(to: 0)
+        do {
+            if !depthIDs.isEmpty { _ = try model.forward(depthIDs, state: state, logits: .none, isCancelled: { interrupt.isSet }) }
+        } catch is ForwardCancelled {
+            throw BenchInterrupted()
+        }
+    }
+
+    /// One timed repetition: the cache cut back to the depth, `beforeRun` (untimed, ahead of
+    /// the peak-memory reset), then the test. Throws `BenchInterrupted` when interrupted.
+    func run() throws -> Outcome {
+        state.cache.truncate(to: depth)
+        let probed = beforeRun?()
+        let peakReset = MemoryStats.resetPeak()
+        let cancelled = { [interrupt] in interrupt.isSet }
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            switch test.test {
+            case .prompt:
+                _ = try model.forward(ids, state: state, logits: .last, isCancelled: cancelled)
+            case .generate:
+                var token = ids[0]
+                for _ in 0..<test.tokens {
+                    let logits = try model.forward([token], state: state, logits: .last, isCancelled: cancelled)
+                    token = ThroughputRunner.argmax(logits)
+                }
+            }
+        } catch is ForwardCancelled {
+            throw BenchInterrupted()
+        }
+        let seconds = (clock.now - start).seconds
+        return Outcome(seconds: seconds, memory: MemorySnapshot(MemoryStats.current(), peakWasReset: peakReset), probedBandwidth: probed)
     }
 }

@@ -41,6 +41,9 @@ struct Bench: ParsableCommand {
     @Flag(help: "Measure this machine's ceilings (as `roofline` does) in this run, before the cases, and report against them instead of the stored ones; each decode repetition is also preceded by a short read-bandwidth probe.")
     var roofline = false
 
+    @Flag(help: "Run throughput cases round by round (each case's first repetition, then each case's second...) so cases compared with each other see the same drift in this machine's speed; each run's peak memory then includes every case's state.")
+    var interleave = false
+
     @Flag(help: "Print the result JSON on standard output instead of the summary.")
     var json = false
 
@@ -90,7 +93,7 @@ struct Bench: ParsableCommand {
         }
         let runner = BenchRunner(
             loaded: loaded, repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt,
-            progress: { printer.handle($0) }, roofline: ceilings)
+            progress: { printer.handle($0) }, roofline: ceilings, interleave: interleave)
         let result: BenchResult
         do {
             result = try runner.runBlocking(suite)

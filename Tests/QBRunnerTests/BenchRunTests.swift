@@ -101,6 +101,27 @@ final class BenchRunTests: XCTestCase {
         XCTAssertTrue(plain.cases.flatMap(\.runs).allSatisfy { $0.readBandwidthGBps == nil })
     }
 
+    /// `--interleave`: throughput cases run round by round (run r of every case, then run
+    /// r + 1), each keeping its own state and depth, with results in suite order and the
+    /// same measured runs as case after case.
+    func testInterleavedThroughputRunsRoundByRound() throws {
+        let loaded = try RunnerFixtures.tiny()
+        let suite = SuiteLoader.throughputSuite(prompt: [8], generate: [4], depths: [0, 16])
+        let order = Pieces()
+        let r = try BenchRunner(
+            loaded: loaded, repetitions: 2, warmup: 1,
+            progress: { if case .runFinished(let i, let run, _) = $0 { order.append("\(run):\(i)") } }, interleave: true
+        ).runBlocking(suite)
+        XCTAssertEqual(r.cases.map(\.id), ["pp8", "tg4", "pp8-d16", "tg4-d16"])
+        XCTAssertEqual(order.pieces, (1...3).flatMap { run in (0..<4).map { "\(run):\($0)" } })
+        for c in r.cases {
+            XCTAssertEqual(c.status, .passed, c.id)
+            XCTAssertEqual(c.runs.map(\.repetition), [1, 2], c.id)
+            XCTAssertEqual(c.metrics[Metric.tokensPerSecond.rawValue]?.count, 2, c.id)
+        }
+        XCTAssertEqual(r.cases.first { $0.id == "tg4-d16" }?.contextLength, 20)
+    }
+
     func testStopsSuite() throws { assertAllPassed(try run("stops", repetitions: 1, warmup: 0)) }
 
     func testCancelSuite() throws {
