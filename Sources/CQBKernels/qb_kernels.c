@@ -456,26 +456,36 @@ static inline __attribute__((always_inline)) void attention_group16(
 // Q8_0 caches on VNNI: the queries are rounded to Q8_0 (as GGML does before a dot with Q8_0
 // keys) and dotted with the cached int8 keys by vpdpbusd, which wants one unsigned operand:
 // keys are offset by 128 (xor 0x80), which the accumulator's start (-128 x the query's
-// sums per lane) cancels exactly. A 64-byte step covers two blocks, lanes 0-7 and 8-15,
-// which keep their own sums until scaled. Values are widened without their scale, which
-// goes into the probabilities (one multiply per block and position instead of per value).
+// sums) cancels exactly. A tile's 16 key rows, 64 bytes (two blocks) at a time, are
+// transposed once for the whole group, so that each vpdpbusd takes four bytes of all 16
+// positions against one broadcast dword of the query: the lanes are the positions' scores,
+// with no horizontal sums. Values are widened without their scale, which goes into the
+// probabilities (one multiply per block and position instead of per value).
 
-// Sixteen int32 vectors of two blocks each (lanes 0-7, 8-15), one per position: the
-// positions' first-block sums in `a`, second-block sums in `b`, both in position order.
-static inline void hsum16x2_epi32(const __m512i v[16], __m512i *a, __m512i *b) {
-    __m512i u[8], w[4], x[2];
-    // Quarters of u[i]: (2i, first), (2i, second), (2i+1, first), (2i+1, second), 4 partial sums each.
-    for (int i = 0; i < 8; i++)
-        u[i] = _mm512_add_epi32(_mm512_shuffle_i32x4(v[2 * i], v[2 * i + 1], 0x88), _mm512_shuffle_i32x4(v[2 * i], v[2 * i + 1], 0xDD));
-    for (int i = 0; i < 4; i++)
-        w[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(u[2 * i], u[2 * i + 1]), _mm512_unpackhi_epi32(u[2 * i], u[2 * i + 1]));
-    // Lane 4k + j of x[i]: the whole sum of quarter k of u[4i + j].
-    for (int i = 0; i < 2; i++)
-        x[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(w[2 * i], w[2 * i + 1]), _mm512_unpackhi_epi64(w[2 * i], w[2 * i + 1]));
-    // Position P is quarter 2 (P & 1) (+1 for the second block) of u[P / 2].
-    const __m512i first = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 16, 24, 17, 25, 18, 26, 19, 27);
-    *a = _mm512_permutex2var_epi32(x[0], first, x[1]);
-    *b = _mm512_permutex2var_epi32(x[0], _mm512_add_epi32(first, _mm512_set1_epi32(4)), x[1]);
+// Transposes 16 vectors of 16 dwords in place: afterwards lane j of r[d] is dword d of the
+// old r[j].
+static inline void transpose16x16_epi32(__m512i r[16]) {
+    __m512i t[16], u[16], v[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        v[i] = _mm512_shuffle_i32x4(u[i], u[4 + i], 0x88);
+        v[4 + i] = _mm512_shuffle_i32x4(u[i], u[4 + i], 0xDD);
+        v[8 + i] = _mm512_shuffle_i32x4(u[8 + i], u[12 + i], 0x88);
+        v[12 + i] = _mm512_shuffle_i32x4(u[8 + i], u[12 + i], 0xDD);
+    }
+    for (int i = 0; i < 8; i++) {
+        r[i] = _mm512_shuffle_i32x4(v[i], v[8 + i], 0x88);
+        r[8 + i] = _mm512_shuffle_i32x4(v[i], v[8 + i], 0xDD);
+    }
 }
 
 // The f16 scales of block `b` of 16 consecutive Q8_0 rows of `row` bytes, as floats.
@@ -501,14 +511,22 @@ static inline __attribute__((always_inline)) void attention_group_q8(
     int64_t nb = hd / 32, row = nb * 34, pairs = (nb + 1) / 2;
     // The group's queries as Q8_0: quants 64 bytes per pair of blocks, scales, and the
     // accumulator start per pair (-128 x the sum of each lane's four quants).
+    // For the transposed tiles: the quants as dwords and -128 x each block's sum.
     __m512i qv[ATT_Q8_GROUP][8], start[ATT_Q8_GROUP][8];
+    int32_t qd[ATT_Q8_GROUP][8 * 16], bstart[ATT_Q8_GROUP][16];
     float dq[ATT_Q8_GROUP][16];
     for (int64_t g = 0; g < group; g++) {
         uint8_t blocks[16 * 34];
         qb_quantize_row(QB_Q8_0, q + g * hd, blocks, hd);
-        for (int64_t b = 0; b < nb; b++) dq[g][b] = h2f((qb_half)(blocks[34 * b] | blocks[34 * b + 1] << 8));
+        for (int64_t b = 0; b < nb; b++) {
+            dq[g][b] = h2f((qb_half)(blocks[34 * b] | blocks[34 * b + 1] << 8));
+            int32_t sum = 0;
+            for (int i = 0; i < 32; i++) sum += (int8_t)blocks[34 * b + 2 + i];
+            bstart[g][b] = -128 * sum;
+        }
         for (int64_t c = 0; c < pairs; c++) {
             qv[g][c] = q8_pair(blocks, 2 * c, nb);
+            _mm512_storeu_si512((void *)(qd[g] + 16 * c), qv[g][c]);
             start[g][c] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)0x80), qv[g][c]));
         }
     }
@@ -526,15 +544,26 @@ static inline __attribute__((always_inline)) void attention_group_q8(
         for (int64_t c = 0; c < pairs; c++) {
             __m512i keys[16];
             for (int p = 0; p < 16; p++) keys[p] = _mm512_xor_si512(q8_pair(kt + p * row, 2 * c, nb), _mm512_set1_epi8((char)0x80));
+            transpose16x16_epi32(keys);
             __m512 dka = row_scales16(kt, row, 2 * c);
             __m512 dkb = 2 * c + 1 < nb ? row_scales16(kt, row, 2 * c + 1) : _mm512_setzero_ps();
             for (int64_t g = 0; g < group; g++) {
-                __m512i acc[16], sa, sb;
-                for (int p = 0; p < 16; p++) acc[p] = _mm512_dpbusd_epi32(start[g][c], keys[p], qv[g][c]);
-                hsum16x2_epi32(acc, &sa, &sb);
-                sc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sa), _mm512_mul_ps(dka, _mm512_set1_ps(dq[g][2 * c])), sc[g]);
-                if (2 * c + 1 < nb)
-                    sc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sb), _mm512_mul_ps(dkb, _mm512_set1_ps(dq[g][2 * c + 1])), sc[g]);
+                const int32_t *qw = qd[g] + 16 * c;
+                // Two chains per block: vpdpbusd waits on its accumulator.
+                __m512i sa = _mm512_set1_epi32(bstart[g][2 * c]), sa2 = _mm512_setzero_si512();
+                for (int d = 0; d < 8; d += 2) {
+                    sa = _mm512_dpbusd_epi32(sa, keys[d], _mm512_set1_epi32(qw[d]));
+                    sa2 = _mm512_dpbusd_epi32(sa2, keys[d + 1], _mm512_set1_epi32(qw[d + 1]));
+                }
+                sc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sa, sa2)), _mm512_mul_ps(dka, _mm512_set1_ps(dq[g][2 * c])), sc[g]);
+                if (2 * c + 1 < nb) {
+                    __m512i sb = _mm512_set1_epi32(bstart[g][2 * c + 1]), sb2 = _mm512_setzero_si512();
+                    for (int d = 8; d < 16; d += 2) {
+                        sb = _mm512_dpbusd_epi32(sb, keys[d], _mm512_set1_epi32(qw[d]));
+                        sb2 = _mm512_dpbusd_epi32(sb2, keys[d + 1], _mm512_set1_epi32(qw[d + 1]));
+                    }
+                    sc[g] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(sb, sb2)), _mm512_mul_ps(dkb, _mm512_set1_ps(dq[g][2 * c + 1])), sc[g]);
+                }
             }
         }
         for (int64_t g = 0; g < group; g++) {
