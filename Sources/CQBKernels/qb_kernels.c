@@ -462,32 +462,6 @@ static inline __attribute__((always_inline)) void attention_group16(
 // with no horizontal sums. Values are widened without their scale, which goes into the
 // probabilities (one multiply per block and position instead of per value).
 
-// Transposes 16 vectors of 16 dwords in place: afterwards lane j of r[d] is dword d of the
-// old r[j].
-static inline void transpose16x16_epi32(__m512i r[16]) {
-    __m512i t[16], u[16], v[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) {
-        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-    }
-    for (int i = 0; i < 4; i++) {
-        v[i] = _mm512_shuffle_i32x4(u[i], u[4 + i], 0x88);
-        v[4 + i] = _mm512_shuffle_i32x4(u[i], u[4 + i], 0xDD);
-        v[8 + i] = _mm512_shuffle_i32x4(u[8 + i], u[12 + i], 0x88);
-        v[12 + i] = _mm512_shuffle_i32x4(u[8 + i], u[12 + i], 0xDD);
-    }
-    for (int i = 0; i < 8; i++) {
-        r[i] = _mm512_shuffle_i32x4(v[i], v[8 + i], 0x88);
-        r[8 + i] = _mm512_shuffle_i32x4(v[i], v[8 + i], 0xDD);
-    }
-}
-
 // The f16 scales of block `b` of 16 consecutive Q8_0 rows of `row` bytes, as floats.
 static inline __m512 row_scales16(const uint8_t *rows, int64_t row, int64_t b) {
     uint16_t h[16];

@@ -550,12 +550,8 @@ static inline __m256i repeat16(int c) { return _mm256_set1_epi16((short)(((2 * c
 // and sum_j min_j x (activation sum of sub-block j) as eight int32 in `msum` (each minimum
 // taken twice, against the activations' sums per 16).
 static inline uint64_t q4k_scales(const block_q4_K *w, const qb_q8k *a, __m256i *msum) {
-    uint32_t u0, u1, u2;
-    memcpy(&u0, w->scales, 4);
-    memcpy(&u1, w->scales + 4, 4);
-    memcpy(&u2, w->scales + 8, 4);
-    uint64_t sc = (uint64_t)(u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
-    uint64_t mn = (uint64_t)(u1 & 0x3f3f3f3fu) | (uint64_t)(((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u)) << 32;
+    uint64_t sc, mn;
+    q4k_unpack_scales(w->scales, &sc, &mn);
     __m128i mn8 = _mm_cvtsi64_si128((long long)mn);
     *msum = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8)), _mm256_loadu_si256((const __m256i *)a->s16));
     return sc;

@@ -1,7 +1,7 @@
 // Private helpers shared by the C kernels (not part of the module's public headers):
 // half and bfloat16 widening, MLX scale loads, Q4_K/Q5_K 6-bit scale unpacking, the address
-// of a block in the four-row interleaved layout, nibble unpacking, and the horizontal sum
-// of eight floats.
+// of a block in the four-row interleaved layout, nibble unpacking, the horizontal sum of
+// eight floats, and a 16x16 dword transpose.
 #ifndef QB_SCALAR_H
 #define QB_SCALAR_H
 #include <stdint.h>
@@ -40,6 +40,17 @@ static inline void get_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t
     }
 }
 
+// All eight 6-bit scales (byte j of *sc) and minimums (*mn) of a K-quant block's 12 scale
+// bytes at once (get_scale_min_k4 for j = 0..7).
+static inline void q4k_unpack_scales(const uint8_t *q, uint64_t *sc, uint64_t *mn) {
+    uint32_t u0, u1, u2;
+    memcpy(&u0, q, 4);
+    memcpy(&u1, q + 4, 4);
+    memcpy(&u2, q + 8, 4);
+    *sc = (uint64_t)(u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
+    *mn = (uint64_t)(u1 & 0x3f3f3f3fu) | (uint64_t)(((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u)) << 32;
+}
+
 // Block b of `row` in a Q4_0/Q8_0 matrix in the four-row interleaved layout of qb_repack.h
 // (rows of nb blocks): its f16 scale in `d`, its quants returned.
 static inline const uint8_t *qb_interleaved_block(int32_t type, const void *w, int64_t row, int64_t b, int64_t nb,
@@ -63,6 +74,34 @@ static inline float hsum_ps(__m256 v) {
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+#endif
+
+#if defined(QB_AVX512)
+// Transposes 16 vectors of 16 dwords in place: afterwards lane j of r[d] is dword d of the
+// old r[j].
+static inline void transpose16x16_epi32(__m512i r[16]) {
+    __m512i t[16], u[16], v[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        u[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        v[i] = _mm512_shuffle_i32x4(u[i], u[4 + i], 0x88);
+        v[4 + i] = _mm512_shuffle_i32x4(u[i], u[4 + i], 0xDD);
+        v[8 + i] = _mm512_shuffle_i32x4(u[8 + i], u[12 + i], 0x88);
+        v[12 + i] = _mm512_shuffle_i32x4(u[8 + i], u[12 + i], 0xDD);
+    }
+    for (int i = 0; i < 8; i++) {
+        r[i] = _mm512_shuffle_i32x4(v[i], v[8 + i], 0x88);
+        r[8 + i] = _mm512_shuffle_i32x4(v[i], v[8 + i], 0xDD);
+    }
 }
 #endif
 
