@@ -56,10 +56,68 @@ static inline const uint8_t *ggml_block(int32_t type, int32_t interleaved, const
 }
 
 #if defined(QB_AVX512)
-// Q4_K on AVX-512, one super-block of all 16 rows at a time: each row's pair of sub-blocks
-// sharing 32 bytes (low nibbles, then high) is one 64-value vector, and a 16x16 dword
-// transpose turns the 16 rows' vectors into the tiles' 64-byte steps, one store each
-// instead of 16 rows x 8 four-byte stores (packing was a fifth of a 128-token prefill).
+// Packing on AVX-512 takes all 16 rows of a tile at once: each row's values of two
+// consecutive blocks are one 64-value vector, and a 16x16 dword transpose turns the rows'
+// vectors into the tile's 64-byte steps, one store each instead of 16 rows x 8 four-byte
+// stores (packing had been a fifth of a 128-token prefill). Blocks b and b + 1 of tiles
+// whose blocks are `block_bytes` long with the steps at `steps`:
+static inline void put_pair16(uint8_t *tile, int64_t block_bytes, int64_t steps, int64_t b, __m512i v[QB_TILE_ROWS]) {
+    transpose16x16_epi32(v);
+    uint8_t *first = tile + b * block_bytes + steps, *second = first + block_bytes;
+    for (int st = 0; st < 8; st++) {
+        _mm512_storeu_si512((void *)(first + 64 * st), v[st]);
+        _mm512_storeu_si512((void *)(second + 64 * st), v[8 + st]);
+    }
+}
+
+static inline __m512i join256(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+
+// Q4_0 and Q8_0 (plain or four-row interleaved), two blocks per step; nb even.
+static void pack_ggml_512(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t nb = cols / 32;
+    for (int64_t b = 0; b < nb; b += 2) {
+        __m512i v[QB_TILE_ROWS];
+        for (int r = 0; r < QB_TILE_ROWS; r++) {
+            __m256i half[2];
+            for (int k = 0; k < 2; k++) {
+                qb_half hd;
+                const uint8_t *qs = ggml_block(type, interleaved, w, r0 + r, b + k, nb, &hd);
+                float d = h2f(hd), m = (type == QB_Q4_0 ? -8.0f : -128.0f) * d;
+                uint8_t *blk = tile + (b + k) * QB_TILE_BLOCK_BYTES;
+                memcpy(blk + 4 * r, &d, 4);
+                memcpy(blk + 64 + 4 * r, &m, 4);
+                half[k] = type == QB_Q4_0 ? nibbles_lo_hi(qs)
+                                          : _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
+            }
+            v[r] = join256(half[0], half[1]);
+        }
+        put_pair16(tile, QB_TILE_BLOCK_BYTES, 128, b, v);
+    }
+}
+
+// MLX 4-bit, two blocks per step; nb even.
+static void pack_mlx4_512(int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,
+                          int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t nb = cols / 32, groups = cols / group;
+    for (int64_t b = 0; b < nb; b += 2) {
+        __m512i v[QB_TILE_ROWS];
+        for (int r = 0; r < QB_TILE_ROWS; r++) {
+            int64_t row = r0 + r;
+            const uint8_t *bytes = (const uint8_t *)(w + row * (cols / 8));
+            for (int k = 0; k < 2; k++) {
+                int64_t g = row * groups + 32 * (b + k) / group;
+                float d = load_scale(scales, sdtype, g), m = load_scale(biases, sdtype, g);
+                uint8_t *blk = tile + (b + k) * QB_TILE_BLOCK_BYTES;
+                memcpy(blk + 4 * r, &d, 4);
+                memcpy(blk + 64 + 4 * r, &m, 4);
+            }
+            v[r] = join256(nibbles_interleaved(bytes + 16 * b), nibbles_interleaved(bytes + 16 * b + 16));
+        }
+        put_pair16(tile, QB_TILE_BLOCK_BYTES, 128, b, v);
+    }
+}
+
+// Q4_K, a super-block at a time: each pair of sub-blocks shares 32 bytes (low nibbles, then high).
 static void pack_q4k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 256;
     const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -89,15 +147,9 @@ static void pack_q4k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
             __m512i v[QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
                 __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r] + 16 + 32 * p));
-                v[r] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_and_si256(q, m4)),
-                                          _mm256_and_si256(_mm256_srli_epi16(q, 4), m4), 1);
+                v[r] = join256(_mm256_and_si256(q, m4), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
             }
-            transpose16x16_epi32(v);
-            uint8_t *even = tile + (8 * i + 2 * p) * QB_TILE_BLOCK_BYTES + 128, *odd = even + QB_TILE_BLOCK_BYTES;
-            for (int st = 0; st < 8; st++) {
-                _mm512_storeu_si512((void *)(even + 64 * st), v[st]);
-                _mm512_storeu_si512((void *)(odd + 64 * st), v[8 + st]);
-            }
+            put_pair16(tile, QB_TILE_BLOCK_BYTES, 128, 8 * i + 2 * p, v);
         }
     }
 }
@@ -106,6 +158,7 @@ static void pack_q4k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
 void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
 #if defined(QB_AVX512)
     if (type == QB_Q4_K) return pack_q4k_512(w, r0, cols, tile);
+    if ((type == QB_Q4_0 || type == QB_Q8_0) && cols % 64 == 0) return pack_ggml_512(type, interleaved, w, r0, cols, tile);
 #endif
     uint8_t v[32];
     for (int r = 0; r < QB_TILE_ROWS; r++) {
@@ -160,6 +213,9 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
 
 void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases,
                       int32_t sdtype, int64_t r0, int64_t cols, uint8_t *tile) {
+#if defined(QB_AVX512)
+    if (bits == 4 && cols % 64 == 0) return pack_mlx4_512(group, w, scales, biases, sdtype, r0, cols, tile);
+#endif
     uint8_t v[32];
     int64_t nb = cols / 32, groups = cols / group;
     for (int r = 0; r < QB_TILE_ROWS; r++) {
@@ -333,15 +389,8 @@ static void pack_q6k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
                 hi[r] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
                                         _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hl, 4), m3), 4));
             }
-            transpose16x16_epi32(lo);
-            transpose16x16_epi32(hi);
-            uint8_t *b0 = tile + (8 * i + 4 * n) * QB_TILE6_BLOCK_BYTES + 256;
-            for (int st = 0; st < 8; st++) {
-                _mm512_storeu_si512((void *)(b0 + 64 * st), lo[st]);
-                _mm512_storeu_si512((void *)(b0 + QB_TILE6_BLOCK_BYTES + 64 * st), lo[8 + st]);
-                _mm512_storeu_si512((void *)(b0 + 2 * QB_TILE6_BLOCK_BYTES + 64 * st), hi[st]);
-                _mm512_storeu_si512((void *)(b0 + 3 * QB_TILE6_BLOCK_BYTES + 64 * st), hi[8 + st]);
-            }
+            put_pair16(tile, QB_TILE6_BLOCK_BYTES, 256, 8 * i + 4 * n, lo);
+            put_pair16(tile, QB_TILE6_BLOCK_BYTES, 256, 8 * i + 4 * n + 2, hi);
         }
     }
 }
