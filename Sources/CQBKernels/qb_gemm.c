@@ -20,11 +20,17 @@ int qb_gemm_wide_values(void) {
 #endif
 }
 
-// Writes one row's 32 values, scale and offset into block `b` of the tile at lane `r`.
-static inline void put(uint8_t *tile, int64_t b, int r, const uint8_t v[32], float d, float m) {
+// Writes one row's scale and offset into block `b` of the tile at lane `r`.
+static inline void put_scale(uint8_t *tile, int64_t b, int r, float d, float m) {
     uint8_t *blk = tile + b * QB_TILE_BLOCK_BYTES;
     memcpy(blk + 4 * r, &d, 4);
     memcpy(blk + 64 + 4 * r, &m, 4);
+}
+
+// Writes one row's 32 values, scale and offset into block `b` of the tile at lane `r`.
+static inline void put(uint8_t *tile, int64_t b, int r, const uint8_t v[32], float d, float m) {
+    put_scale(tile, b, r, d, m);
+    uint8_t *blk = tile + b * QB_TILE_BLOCK_BYTES;
     for (int s = 0; s < 8; s++) memcpy(blk + 128 + 64 * s + 4 * r, v + 4 * s, 4);
 }
 
@@ -82,10 +88,8 @@ static void pack_ggml_512(int32_t type, int32_t interleaved, const void *w, int6
             for (int k = 0; k < 2; k++) {
                 qb_half hd;
                 const uint8_t *qs = ggml_block(type, interleaved, w, r0 + r, b + k, nb, &hd);
-                float d = h2f(hd), m = (type == QB_Q4_0 ? -8.0f : -128.0f) * d;
-                uint8_t *blk = tile + (b + k) * QB_TILE_BLOCK_BYTES;
-                memcpy(blk + 4 * r, &d, 4);
-                memcpy(blk + 64 + 4 * r, &m, 4);
+                float d = h2f(hd);
+                put_scale(tile, b + k, r, d, (type == QB_Q4_0 ? -8.0f : -128.0f) * d);
                 half[k] = type == QB_Q4_0 ? nibbles_lo_hi(qs)
                                           : _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
             }
@@ -106,10 +110,7 @@ static void pack_mlx4_512(int64_t group, const uint32_t *w, const void *scales, 
             const uint8_t *bytes = (const uint8_t *)(w + row * (cols / 8));
             for (int k = 0; k < 2; k++) {
                 int64_t g = row * groups + 32 * (b + k) / group;
-                float d = load_scale(scales, sdtype, g), m = load_scale(biases, sdtype, g);
-                uint8_t *blk = tile + (b + k) * QB_TILE_BLOCK_BYTES;
-                memcpy(blk + 4 * r, &d, 4);
-                memcpy(blk + 64 + 4 * r, &m, 4);
+                put_scale(tile, b + k, r, load_scale(scales, sdtype, g), load_scale(biases, sdtype, g));
             }
             v[r] = join256(nibbles_interleaved(bytes + 16 * b), nibbles_interleaved(bytes + 16 * b + 16));
         }
@@ -136,13 +137,8 @@ static void pack_q4k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
             _mm256_storeu_ps(d[r], _mm256_mul_ps(s8, _mm256_set1_ps(h2f(hd))));
             _mm256_storeu_ps(m[r], _mm256_mul_ps(m8, _mm256_set1_ps(-h2f(hm))));
         }
-        for (int j = 0; j < 8; j++) {
-            uint8_t *out = tile + (8 * i + j) * QB_TILE_BLOCK_BYTES;
-            for (int r = 0; r < QB_TILE_ROWS; r++) {
-                memcpy(out + 4 * r, &d[r][j], 4);
-                memcpy(out + 64 + 4 * r, &m[r][j], 4);
-            }
-        }
+        for (int j = 0; j < 8; j++)
+            for (int r = 0; r < QB_TILE_ROWS; r++) put_scale(tile, 8 * i + j, r, d[r][j], m[r][j]);
         for (int p = 0; p < 4; p++) {
             __m512i v[QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {

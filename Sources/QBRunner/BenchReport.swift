@@ -137,8 +137,6 @@ public enum BenchReport {
         return out.joined(separator: "\n") + "\n"
     }
 
-    /// llama-bench's Markdown table: `| model | size | params | backend | threads | test | t/s |`,
-    /// t/s as mean ± standard deviation over the repetitions.
     /// "measured in this run" or "stored, measured DATE".
     static func rooflineOrigin(_ r: BenchResult) -> String {
         guard let roof = r.roofline else { return "" }
@@ -146,6 +144,8 @@ public enum BenchReport {
         return "stored, measured " + ISO8601DateFormatter().string(from: roof.measuredAt)
     }
 
+    /// llama-bench's Markdown table: `| model | size | params | backend | threads | test | t/s |`,
+    /// t/s as mean ± standard deviation over the repetitions.
     public static func llamaBenchTable(_ r: BenchResult) -> String {
         var rows = [["model", "size", "params", "backend", "threads", "test", "t/s"]]
         let size = llamaBenchSize(r.model.weightBytes)

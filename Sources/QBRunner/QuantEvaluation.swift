@@ -128,7 +128,7 @@ public struct QuantEvaluation: Sendable {
                 try ThroughputRunner.measure(
                     model: model, state: model.makeState(contextLength: test.tokens, pool: pool), test: test,
                     repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt
-                ) { run, seconds, _, _ in
+                ) { run, seconds, _ in
                     if run >= warmup, seconds > 0 { speeds[test.test, default: []].append(Double(test.tokens) / seconds) }
                 }
             }

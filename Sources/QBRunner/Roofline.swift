@@ -35,14 +35,15 @@ public struct Roofline: Codable, Sendable {
         let buffer = mapped.pointer
         // Touch every page so the probe reads memory, not page faults.
         memset(buffer, 1, bytes)
-        let sink = UnsafeMutablePointer<UInt64>.allocate(capacity: 64)
+        // One 64-byte line per thread, so the sinks do not share lines.
+        let sink = UnsafeMutablePointer<UInt64>.allocate(capacity: 8 * threads)
         defer { sink.deallocate() }
 
         func bandwidth(threads n: Int) -> Double {
             median((0..<repetitions).map { _ in readOnce(buffer, bytes: bytes, threads: n, pool: pool, sink: sink) })
         }
-        let fsink = UnsafeMutablePointer<Float>.allocate(capacity: 8 * 64)
-        let isink = UnsafeMutablePointer<Int32>.allocate(capacity: 8 * 64)
+        let fsink = UnsafeMutablePointer<Float>.allocate(capacity: 8 * threads)
+        let isink = UnsafeMutablePointer<Int32>.allocate(capacity: 8 * threads)
         defer { fsink.deallocate(); isink.deallocate() }
         func compute(threads n: Int, _ kernel: (Int, Int64) -> Double) -> Double {
             let iterations: Int64 = 20_000_000

@@ -27,7 +27,7 @@ struct ThroughputRunner {
     let index: Int
     /// Run right before each decode repetition (`bench --roofline`): the read bandwidth of
     /// that moment, GB/s.
-    var bandwidthProbe: (() -> Double?)? = nil
+    var bandwidthProbe: (() -> Double)? = nil
 
     var model: LlamaModel { loaded.model }
 
@@ -78,17 +78,17 @@ struct ThroughputRunner {
     }
 
     /// Runs `test` on `state` (at least depth + tokens positions) warmup + repetitions times, calling
-    /// `onRun(run, seconds, memory, probed bandwidth)` after each (run counts from 0, warmups first).
-    /// Throws `BenchInterrupted` when interrupted.
+    /// `onRun(run, seconds, memory)` after each (run counts from 0, warmups first). Throws
+    /// `BenchInterrupted` when interrupted.
     static func measure(
         model: LlamaModel, state: InferenceState, test: ThroughputTest, repetitions: Int, warmup: Int, seed: UInt64,
-        interrupt: InterruptFlag, beforeRun: (() -> Double?)? = nil, onRun: (Int, Double, MemorySnapshot, Double?) -> Void
+        interrupt: InterruptFlag, onRun: (Int, Double, MemorySnapshot) -> Void
     ) throws {
-        let trial = try ThroughputTrial(model: model, state: state, test: test, seed: seed, interrupt: interrupt, beforeRun: beforeRun)
+        let trial = try ThroughputTrial(model: model, state: state, test: test, seed: seed, interrupt: interrupt, beforeRun: nil)
         for run in 0..<(warmup + repetitions) {
             if interrupt.isSet { throw BenchInterrupted() }
             let o = try trial.run()
-            onRun(run, o.seconds, o.memory, o.probedBandwidth)
+            onRun(run, o.seconds, o.memory)
         }
     }
 
@@ -114,12 +114,12 @@ final class ThroughputTrial {
     let state: InferenceState
     let test: ThroughputTest
     let interrupt: InterruptFlag
-    let beforeRun: (() -> Double?)?
+    let beforeRun: (() -> Double)?
     let depth: Int
     let ids: [TokenID]
 
     /// Throws `BenchInterrupted` when interrupted while prefilling the depth.
-    init(model: LlamaModel, state: InferenceState, test: ThroughputTest, seed: UInt64, interrupt: InterruptFlag, beforeRun: (() -> Double?)?) throws {
+    init(model: LlamaModel, state: InferenceState, test: ThroughputTest, seed: UInt64, interrupt: InterruptFlag, beforeRun: (() -> Double)?) throws {
         self.model = model
         self.state = state
         self.test = test
