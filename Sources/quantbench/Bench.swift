@@ -50,7 +50,7 @@ struct Bench: ParsableCommand {
     func validate() throws {
         guard (1...10_000).contains(repetitions) else { throw ValidationError("--repetitions must be between 1 and 10000") }
         guard (0...10_000).contains(warmup) else { throw ValidationError("--warmup must be between 0 and 10000") }
-        if let t = options.threads, t < 1 || t > 1024 { throw ValidationError("--threads must be between 1 and 1024") }
+        _ = try ThreadCount.resolve(options.threads)
         if suite != nil && (pp != nil || tg != nil) { throw ValidationError("--suite and --pp/--tg are alternatives; give one") }
         if depth != nil && pp == nil && tg == nil { throw ValidationError("--depth goes with --pp or --tg") }
         _ = try Self.list(pp, "--pp", minimum: 1)

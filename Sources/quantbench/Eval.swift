@@ -50,7 +50,7 @@ struct Eval: ParsableCommand {
     func validate() throws {
         if let c = ctx, c < 2 { throw ValidationError("--ctx must be at least 2") }
         if let m = maxTokens, m < 2 { throw ValidationError("--max-tokens must be at least 2") }
-        if let t = threads, t < 1 || t > 1024 { throw ValidationError("--threads must be between 1 and 1024") }
+        _ = try ThreadCount.resolve(threads)
         guard (1...1000).contains(repetitions) else { throw ValidationError("--repetitions must be between 1 and 1000") }
         if separator == "" { throw ValidationError("--separator cannot be empty") }
     }
@@ -61,7 +61,7 @@ struct Eval: ParsableCommand {
             throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
         }
         let path = try model ?? DefaultModel.path()
-        let pool = ThreadPool(threads: threads ?? ThreadPool.defaultThreadCount)
+        let pool = ThreadPool(threads: try ThreadCount.resolve(threads))
         let base = try ModelLoader.load(path: path)
         let tok = try TokenizerLoader.load(for: base, path: tokenizer)
         let interrupt = InterruptFlag()

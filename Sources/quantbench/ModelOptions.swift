@@ -33,10 +33,7 @@ struct ModelOptions: ParsableArguments {
     }
 
     func makePool() throws -> ThreadPool {
-        if let t = threads, t < 1 || t > 1024 {
-            throw ValidationError("--threads must be between 1 and 1024")
-        }
-        return ThreadPool(threads: threads ?? ThreadPool.defaultThreadCount)
+        ThreadPool(threads: try ThreadCount.resolve(threads))
     }
 }
 

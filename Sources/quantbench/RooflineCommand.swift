@@ -14,8 +14,7 @@ struct RooflineCommand: ParsableCommand {
     var repetitions: Int = 5
 
     func run() throws {
-        let n = threads ?? ThreadPool.defaultThreadCount
-        guard n >= 1, n <= 1024 else { throw ValidationError("--threads must be between 1 and 1024") }
+        let n = try ThreadCount.resolve(threads)
         guard repetitions >= 1, repetitions <= 1000 else { throw ValidationError("--repetitions must be between 1 and 1000") }
         let r = Roofline.measure(pool: ThreadPool(threads: n), repetitions: repetitions)
         try r.store()
