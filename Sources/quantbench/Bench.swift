@@ -3,7 +3,7 @@ import Foundation
 import QBKernels
 import QBRunner
 
-struct Bench: ParsableCommand {
+struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a prompt suite (default: smoke) or llama-bench-style --pp/--tg tests; write JSON and Markdown results.",
         discussion: """
@@ -68,7 +68,7 @@ struct Bench: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let suite: Suite
         if pp != nil || tg != nil {
             suite = SuiteLoader.throughputSuite(
@@ -79,11 +79,11 @@ struct Bench: ParsableCommand {
         }
         let loaded = try LoadedModel.open(
             modelPath: options.model, tokenizerPath: options.tokenizer, quant: options.quant,
-            threads: options.threads ?? ThreadPool.defaultThreadCount, kvType: options.kvType)
+            threads: ThreadCount.resolve(options.threads), kvType: options.kvType)
 
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals()
-        let printer = ProgressPrinter.automatic()
+        let display = ProgressDisplay.automatic()
         var ceilings: Roofline?
         if roofline {
             FileHandle.standardError.write(Data("measuring this machine's ceilings...\n".utf8))
@@ -93,10 +93,10 @@ struct Bench: ParsableCommand {
         }
         let runner = BenchRunner(
             loaded: loaded, repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt,
-            progress: { printer.handle($0) }, roofline: ceilings, interleave: interleave)
+            progress: { display.show($0) }, roofline: ceilings, interleave: interleave)
         let result: BenchResult
         do {
-            result = try runner.runBlocking(suite)
+            result = try await runner.run(suite)
         } catch let e as BenchInterrupted {
             FileHandle.standardError.write(Data("\(e)\n".utf8))
             throw ExitCode(130)

@@ -5,7 +5,7 @@ import QBRunner
 
 /// `quantbench chat`: the terminal side of a chat (flags, the progress bar, standard
 /// input and output, Ctrl-C). The conversation itself is `ChatEngine`'s.
-struct Chat: ParsableCommand {
+struct Chat: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Chat with a model in the terminal, or run a scripted chat as a smoke test (--smoke).",
         discussion: """
@@ -43,7 +43,7 @@ struct Chat: ParsableCommand {
         guard maxTokens >= 1 else { throw ValidationError("--max-tokens must be at least 1") }
     }
 
-    func run() throws {
+    func run() async throws {
         let parameters = GenerationParameters(maxTokens: maxTokens, stop: stop, sampling: try sampling.parameters())
         // Input files are read before the model, so a typo costs no loading time.
         let script = try smoke.map { try ChatSmokeScript.load(path: $0) }
@@ -51,7 +51,8 @@ struct Chat: ParsableCommand {
         if let system { conversation.system = system }
         let pool = try options.makePool()
 
-        let bar = ProgressBar(visible: isatty(STDERR_FILENO) == 1)
+        // Logs get the banner's load time instead of a bar.
+        let loading = ProgressDisplay(style: isatty(STDERR_FILENO) == 1 ? .bar : .quiet)
         let setup: ChatSetup
         do {
             setup = try ChatSetup.load(
@@ -59,17 +60,17 @@ struct Chat: ParsableCommand {
                     modelPath: options.model, tokenizerPath: options.tokenizer, quant: options.quant, contextLength: ctx,
                     kvType: options.kvType, chatTemplatePath: chatTemplate, parameters: parameters,
                     conversation: conversation),
-                pool: pool, progress: bar.show)
+                pool: pool, progress: { loading.show($0) })
         } catch {
-            bar.clear()
+            loading.clear()
             throw error
         }
-        bar.clear()
+        loading.clear()
         let engine = setup.engine
 
         if let script {
             Terminal.write(setup.banner.split(separator: "\n").first.map { String($0) + "\n" } ?? "")
-            let report = try Blocking.run { await ChatSmokeRunner.run(script, engine: engine, write: Terminal.write) }
+            let report = await ChatSmokeRunner.run(script, engine: engine, write: Terminal.write)
             if !report.passed { throw ExitCode(1) }
             return
         }
@@ -85,7 +86,7 @@ struct Chat: ParsableCommand {
         let input = StandardInputLines()
         let console = ChatConsole(
             readLine: { input.next() }, write: Terminal.write, writeError: Terminal.writeError, showsPrompt: interactive)
-        try Blocking.run { await ChatREPL.run(engine, console: console) }
+        await ChatREPL.run(engine, console: console)
     }
 }
 
@@ -155,25 +156,5 @@ private final class InterruptHandler: @unchecked Sendable {
     func stop() {
         source.cancel()
         signal(SIGINT, SIG_DFL)
-    }
-}
-
-/// The loading bar on standard error: redrawn in place on a terminal, absent otherwise
-/// (logs get the banner's load time instead).
-private struct ProgressBar {
-    let visible: Bool
-    private let width = 24
-
-    init(visible: Bool) { self.visible = visible }
-
-    func show(_ p: ChatLoadProgress) {
-        guard visible, p.total > 0 else { return }
-        let filled = min(width, p.completed * width / p.total)
-        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-        Terminal.writeError("\r\u{1B}[2Kloading [\(bar)] \(p.completed)/\(p.total) \(p.label)")
-    }
-
-    func clear() {
-        if visible { Terminal.writeError("\r\u{1B}[2K") }
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct QuantBench: ParsableCommand {
+struct QuantBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quantbench",
         abstract: "A quantized LLM inference engine and the harness that measures it.",

@@ -50,6 +50,8 @@ public struct BenchRunner: Sendable {
         self.progress = progress
     }
 
+    /// Runs every case of `suite` in order and gathers the result. Throws
+    /// `BenchInterrupted` (and produces nothing) once `interrupt` is set.
     public func run(_ suite: Suite) async throws -> BenchResult {
         progress(.loaded(model: loaded.info.name, seconds: loaded.load.seconds))
         var cases: [(index: Int, result: CaseResult)] = []
@@ -163,12 +165,6 @@ public struct BenchRunner: Sendable {
             progress(.caseFinished(index: slot.index, total: total, result: result))
             return (slot.index, result)
         }
-    }
-
-    /// `run` from synchronous code (the command line).
-    public func runBlocking(_ suite: Suite) throws -> BenchResult {
-        let runner = self
-        return try Blocking.run { try await runner.run(suite) }
     }
 
     /// Runs a case makes (for the progress bar).

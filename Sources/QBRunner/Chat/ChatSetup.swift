@@ -49,6 +49,14 @@ public struct ChatLoadProgress: Sendable, Equatable {
     public var label: String
 }
 
+extension ProgressDisplay {
+    /// Shows a loading step as `loading [####....] 2/5 opening the model`.
+    public func show(_ p: ChatLoadProgress) {
+        guard p.total > 0 else { return }
+        bar("loading", done: p.completed, of: p.total, suffix: p.label)
+    }
+}
+
 /// A chat ready to go and what the banner says about it.
 public struct ChatSetup: Sendable {
     public let engine: ChatEngine

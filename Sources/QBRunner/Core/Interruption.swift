@@ -53,28 +53,3 @@ public final class SignalHandlers: @unchecked Sendable {
         signal(SIGTERM, SIG_DFL)
     }
 }
-
-/// Runs async work from synchronous code (the command line's `run()`), blocking the
-/// calling thread, which is not one of the concurrency pool's, until it is done.
-public enum Blocking {
-    public static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
-            done.signal()
-        }
-        done.wait()
-        guard let r = box.result else { throw BenchInterrupted() }
-        return try r.get()
-    }
-
-    private final class ResultBox<T: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Result<T, any Error>?
-        var result: Result<T, any Error>? {
-            get { lock.withLock { value } }
-            set { lock.withLock { value = newValue } }
-        }
-    }
-}
