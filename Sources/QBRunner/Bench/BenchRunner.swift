@@ -100,7 +100,7 @@ public struct BenchRunner: Sendable {
             model: loaded.info,
             settings: RunSettings(
                 repetitions: repetitions, warmup: warmup, threads: loaded.pool.threadCount, seed: seed,
-                chatFormat: ChatPromptRenderer.format, kvType: loaded.kvType.rawValue),
+                chatFormat: ChatPromptRenderer.name(of: loaded.chatFormat), kvType: loaded.kvType.rawValue),
             load: loaded.load, cases: cases.map(\.result), aggregate: Self.aggregate(cases.map(\.result)),
             roofline: roofline ?? stored)
         result.rooflineSource = roofline != nil ? "this run" : stored != nil ? "store" : nil

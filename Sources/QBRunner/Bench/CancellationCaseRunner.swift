@@ -53,7 +53,7 @@ struct CancellationCaseRunner {
         result.maxTokens = c.maxTokens
         result.sampling = c.sampling
         result.stop = c.stop
-        guard let prompt = PromptBuilder.promptOrSkip(c.prompt, tokenizer: tokenizer, result: &result) else { return }
+        guard let prompt = try PromptBuilder.promptOrSkip(c.prompt, loaded: loaded, result: &result) else { return }
         let ids = prompt.tokens(with: tokenizer)
         result.promptTokens = ids.count
         let modelContext = model.config.contextLength

@@ -3,46 +3,44 @@ import QBText
 
 /// Turns a suite's chat messages into the prompt a session runs.
 ///
-/// The seam: `prompt(for:tokenizer:)` is the one function that decides how a conversation
-/// becomes model input. Until QBGeneration offers a `Prompt` case for messages rendered
-/// by the model's own chat template, it renders the documented fallback below as plain
-/// text; switching to the template changes this function's body only.
-///
-/// Fallback format (plain text, BOS added by the tokenizer as it declares):
-///
-///     System: <system content>\n
-///     User: <content>\n
-///     Assistant: <content>\n
-///     ...
-///     Assistant:
-///
-/// one line per message with its role capitalised (the space after the colon is left out
-/// when the content starts with whitespace), then the `Assistant:` generation prompt. A follow-up turn renders the earlier text unchanged, so the session reuses the
-/// cached prefix (up to where the tokenizer merges across the boundary).
+/// A chat case is rendered by the model's `ChatPromptFormat`, the renderer `quantbench
+/// chat` uses: the model's chat template when it has one, plain continuation when it has
+/// none. The bench therefore measures the prompts a chat sends, markup and all. A
+/// follow-up turn renders the earlier conversation unchanged, so the session reuses the
+/// cached prefix (up to where the tokenizer merges across the old reply's end).
 public enum ChatPromptRenderer {
-    /// Which renderer produced a prompt; results record it.
-    public static let format = "fallback-plain-v1"
-
-    public static func prompt(for messages: [SuiteMessage], tokenizer: any Tokenizer) -> Prompt {
-        .text(render(messages))
+    /// The prompt for `messages` as the chat would send it.
+    static func prompt(for messages: [SuiteMessage], format: ChatPromptFormat, tokenizer: any Tokenizer) throws -> Prompt {
+        .tokens(try format.tokens(messages: messages.map { (role: $0.role, content: $0.content) }, tokenizer: tokenizer))
     }
 
-    /// The fallback rendering, as text.
-    public static func render(_ messages: [SuiteMessage]) -> String {
-        var out = ""
-        for m in messages {
-            let role = m.role.rawValue.prefix(1).uppercased() + m.role.rawValue.dropFirst()
-            // A reply the model produced after "Assistant:" usually starts with its own
-            // space; keeping it as is makes the follow-up's prefix the very text the model
-            // saw and wrote.
-            let separator = m.content.first?.isWhitespace == true ? "" : " "
-            out += "\(role):\(separator)\(m.content)\n"
-        }
-        return out + "Assistant:"
+    /// What results record as `settings.chat_format` for a run on a model with `format`;
+    /// a template that does not parse fails the chat cases and is recorded as such.
+    static func name(of format: Result<ChatPromptFormat, any Error>) -> String {
+        (try? format.get())?.name ?? "unusable-chat-template"
     }
 
     /// The conversation a case starts from: the system message (if any) first.
     public static func conversation(system: String?, _ messages: [SuiteMessage]) -> [SuiteMessage] {
         (system.map { [SuiteMessage(role: .system, content: $0)] } ?? []) + messages
+    }
+
+    // MARK: - The first rendering, kept to define what older results recorded
+
+    /// `settings.chat_format` of results made before chat cases used the model's
+    /// `ChatPromptFormat`: every model, template or not, got `render(_:)`'s text.
+    public static let format = "fallback-plain-v1"
+
+    /// The `fallback-plain-v1` text: one `Role: content` line per message (no space after
+    /// the colon when the content starts with whitespace), then `Assistant:`. No longer
+    /// used to run anything; it documents what `fallback-plain-v1` results measured.
+    public static func render(_ messages: [SuiteMessage]) -> String {
+        var out = ""
+        for m in messages {
+            let role = m.role.rawValue.prefix(1).uppercased() + m.role.rawValue.dropFirst()
+            let separator = m.content.first?.isWhitespace == true ? "" : " "
+            out += "\(role):\(separator)\(m.content)\n"
+        }
+        return out + "Assistant:"
     }
 }

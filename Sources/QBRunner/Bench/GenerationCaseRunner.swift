@@ -36,7 +36,7 @@ struct GenerationCaseRunner {
         result.maxTokens = c.maxTokens
         result.sampling = parameters.sampling
 
-        guard let first = PromptBuilder.promptOrSkip(c.prompt, tokenizer: tokenizer, result: &result) else { return }
+        guard let first = try PromptBuilder.promptOrSkip(c.prompt, loaded: loaded, result: &result) else { return }
         let promptIDs = first.tokens(with: tokenizer)
         result.promptTokens = promptIDs.count
         let modelContext = model.config.contextLength
@@ -125,7 +125,7 @@ struct GenerationCaseRunner {
             if t > 0 {
                 messages.append(SuiteMessage(role: .assistant, content: turns[t - 1].text))
                 messages.append(SuiteMessage(role: .user, content: c.turns[t - 1]))
-                prompt = ChatPromptRenderer.prompt(for: messages, tokenizer: tokenizer)
+                prompt = try ChatPromptRenderer.prompt(for: messages, format: loaded.chatFormat.get(), tokenizer: tokenizer)
             }
             var turn = try await request(prompt, parameters, session: session, streamed: streamed)
             turn.previous = prompt.tokens(with: tokenizer).last

@@ -28,8 +28,8 @@ enum PromptBuilder {
     /// The first turn's prompt of a case that is not a chat.
     /// The case's prompt, or nil after marking `result` skipped: filler text that
     /// tokenizes to nothing leaves nothing to run.
-    static func promptOrSkip(_ spec: PromptSpec, tokenizer: any Tokenizer, result: inout CaseResult) -> Prompt? {
-        guard let p = prompt(spec, tokenizer: tokenizer) else {
+    static func promptOrSkip(_ spec: PromptSpec, loaded: LoadedModel, result: inout CaseResult) throws -> Prompt? {
+        guard let p = try prompt(spec, loaded: loaded) else {
             result.status = .skipped
             result.notes.append("the filler text tokenizes to nothing")
             return nil
@@ -37,12 +37,16 @@ enum PromptBuilder {
         return p
     }
 
-    static func prompt(_ spec: PromptSpec, tokenizer: any Tokenizer) -> Prompt? {
+    /// Throws when a conversation cannot be rendered (the model's chat template does not
+    /// parse or rejects it).
+    static func prompt(_ spec: PromptSpec, loaded: LoadedModel) throws -> Prompt? {
+        let tokenizer = loaded.tokenizer
         switch spec {
         case .text(let t): return .text(t)
         case .tokens(let n, let filler): return tokens(count: n, filler: filler, tokenizer: tokenizer).map { .tokens($0) }
         case .messages(let system, let messages):
-            return ChatPromptRenderer.prompt(for: ChatPromptRenderer.conversation(system: system, messages), tokenizer: tokenizer)
+            return try ChatPromptRenderer.prompt(
+                for: ChatPromptRenderer.conversation(system: system, messages), format: loaded.chatFormat.get(), tokenizer: tokenizer)
         }
     }
 

@@ -74,7 +74,9 @@ public struct RunSettings: Codable, Sendable, Equatable {
     public var threads: Int
     /// The seed of random throughput prompts (each case's sampling seed is in the case).
     public var seed: UInt64
-    /// How chat messages were turned into a prompt (`ChatPromptRenderer.format`).
+    /// How chat messages were turned into a prompt: `chat-template` or
+    /// `plain-continuation` (`ChatPromptFormat.name`); older results say `fallback-plain-v1`
+    /// (`ChatPromptRenderer.format`).
     public var chatFormat: String
     /// The KV cache precision (`--kv-type`: f32, f16, q8_0).
     public var kvType: String

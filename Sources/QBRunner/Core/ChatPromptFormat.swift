@@ -3,8 +3,9 @@ import QBText
 
 /// How a conversation becomes the text, then the ids, the model reads.
 ///
-/// `render(_:pendingUser:)` is the one function that turns messages into prompt text; every
-/// chat path (the terminal chat, the smoke run, history trimming) goes through it.
+/// `render(messages:)` is the one function that turns messages into prompt text; every
+/// chat path (the terminal chat, the smoke run, history trimming) and the bench's chat
+/// cases go through it, so the bench measures the very prompts the chat sends.
 ///
 /// - With a chat template (the tokenizer's, or one given with `--chat-template`), the
 ///   conversation is rendered by the template with the assistant generation prompt at the
@@ -71,6 +72,14 @@ public struct ChatPromptFormat: Sendable {
         return false
     }
 
+    /// What results record as `settings.chat_format`.
+    public var name: String {
+        switch kind {
+        case .template: return "chat-template"
+        case .plainContinuation: return "plain-continuation"
+        }
+    }
+
     /// One line for the banner.
     public var summary: String {
         switch kind {
@@ -82,7 +91,12 @@ public struct ChatPromptFormat: Sendable {
     /// The prompt text for answering `pendingUser` after the conversation so far.
     /// Throws `ChatTemplateError` when the template rejects the conversation.
     public func render(_ conversation: ChatConversation, pendingUser: String) throws -> String {
-        let messages = conversation.messages(pendingUser: pendingUser)
+        try render(messages: conversation.messages(pendingUser: pendingUser))
+    }
+
+    /// The prompt text for `messages` (oldest first), ending where the assistant's reply
+    /// begins. Throws `ChatTemplateError` when the template rejects the conversation.
+    public func render(messages: [(role: ChatRole, content: String)]) throws -> String {
         switch kind {
         case .template(let template):
             return try template.render(
@@ -105,7 +119,13 @@ public struct ChatPromptFormat: Sendable {
 
     /// The ids for answering `pendingUser` after the conversation so far.
     public func tokens(_ conversation: ChatConversation, pendingUser: String, tokenizer: any Tokenizer) throws -> [TokenID] {
-        let text = try render(conversation, pendingUser: pendingUser)
+        try tokens(messages: conversation.messages(pendingUser: pendingUser), tokenizer: tokenizer)
+    }
+
+    /// The ids for `messages` (see `render(messages:)`): a template's text with its
+    /// special-token text parsed, plain continuation with the tokenizer's BOS.
+    public func tokens(messages: [(role: ChatRole, content: String)], tokenizer: any Tokenizer) throws -> [TokenID] {
+        let text = try render(messages: messages)
         switch kind {
         case .template: return tokenizer.encode(rendered: text)
         case .plainContinuation: return tokenizer.encode(text, addSpecialTokens: true, parseSpecialTokens: false)

@@ -5,7 +5,8 @@ import QBModel
 import QBText
 
 /// A model opened for benchmarking: weights (converted with --quant if asked), tokenizer,
-/// the worker pool it computes on, and what loading cost.
+/// how chat prompts are rendered for it, the worker pool it computes on, and what loading
+/// cost.
 public struct LoadedModel: Sendable {
     public let model: LlamaModel
     public let tokenizer: any Tokenizer
@@ -15,6 +16,9 @@ public struct LoadedModel: Sendable {
     /// The KV cache precision every session and state of the run uses (`--kv-type`;
     /// default f16, the session's and the command line's default).
     public let kvType: KVCacheType
+    /// The chat's rendering for this tokenizer (`ChatPromptFormat.forTokenizer`). A template
+    /// that does not parse is kept as the error, so only the cases that chat fail on it.
+    public let chatFormat: Result<ChatPromptFormat, any Error>
 
     public init(
         model: LlamaModel, tokenizer: any Tokenizer, pool: ThreadPool, load: LoadInfo, info: ModelInfo,
@@ -26,6 +30,7 @@ public struct LoadedModel: Sendable {
         self.load = load
         self.info = info
         self.kvType = kvType
+        chatFormat = Result { try ChatPromptFormat.forTokenizer(tokenizer) }
     }
 
     /// Opens the model at `modelPath` (the built-in default model when nil), converts it

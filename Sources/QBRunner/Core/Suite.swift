@@ -86,7 +86,8 @@ public struct SuiteCase: Sendable, Equatable {
 public enum PromptSpec: Sendable, Equatable {
     /// Raw text, tokenized with BOS as the tokenizer declares.
     case text(String)
-    /// A conversation, rendered by `ChatPromptRenderer`.
+    /// A conversation, rendered as the chat renders it (`ChatPromptRenderer`): the model's
+    /// chat template, or plain continuation for a model without one.
     case messages(system: String?, [SuiteMessage])
     /// Exactly `count` prompt ids (BOS included when the tokenizer adds one): `filler`
     /// tokenized and repeated as often as needed, then cut. Model-independent lengths for
@@ -96,7 +97,8 @@ public enum PromptSpec: Sendable, Equatable {
 
 /// One message of a conversation.
 public struct SuiteMessage: Sendable, Equatable, Codable {
-    public enum Role: String, Sendable, Codable, CaseIterable { case system, user, assistant }
+    /// The chat's roles, so a suite's messages render exactly as a chat's.
+    public typealias Role = ChatRole
     public var role: Role
     public var content: String
     public init(role: Role, content: String) {
