@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import QBKernels
 import QBRunner
 
 struct Bench: AsyncParsableCommand {

@@ -1,12 +1,13 @@
 import Foundation
 
-/// Progress on standard error, the one way every command shows it: a one-line bar
-/// redrawn in place on a terminal, plain lines for logs and pipes, or nothing.
+/// Progress on standard error: a one-line bar redrawn in place on a terminal, plain lines
+/// for logs and pipes, or nothing.
 ///
 /// Standard error keeps standard output clean for results (JSON, Markdown, the chat
 /// itself). The bench reports its cases through it (`show(_: BenchProgress)`) and the chat
 /// its loading steps (`show(_: ChatLoadProgress)`), so both look alike.
 public final class ProgressDisplay: @unchecked Sendable {
+    /// Where the output goes decides the style (see `automatic()`).
     public enum Style: Sendable {
         /// A bar redrawn in place with carriage returns, and lines written over it.
         case bar
@@ -16,6 +17,7 @@ public final class ProgressDisplay: @unchecked Sendable {
         case quiet
     }
 
+    /// How it shows progress, fixed for its life.
     public let style: Style
     // Events can come from any thread (the bench's cases run on the concurrency pool).
     private let lock = NSLock()
@@ -24,6 +26,7 @@ public final class ProgressDisplay: @unchecked Sendable {
     private var barSuffix: String?
     private let width = 24
 
+    /// A display in `style`; nothing is written until the first event.
     public init(style: Style) { self.style = style }
 
     /// A bar when both standard output and standard error are terminals, lines
