@@ -274,7 +274,11 @@ final class PTYProcess {
     func waitForExit(timeout: TimeInterval) throws -> Int32 {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            if let status = reap() { return status }
+            if let status = reap() {
+                // The child may have written its last lines just before exiting.
+                while readSome(until: Date().addingTimeInterval(0.05)) {}
+                return status
+            }
             if Date() >= deadline {
                 terminate()
                 throw Failure("the chat did not exit within \(timeout) s; the terminal shows:\n\(transcript)")
