@@ -13,10 +13,10 @@ public enum SyntheticModel {
         /// The shape of Llama 3.2 1B.
         case llama32_1b = "llama-3.2-1b"
 
-        public var config: LlamaConfig {
+        public var config: TransformerConfig {
             switch self {
             case .tiny:
-                var c = LlamaConfig(
+                var c = TransformerConfig(
                     hiddenSize: 128, intermediateSize: 384, numHiddenLayers: 2, numAttentionHeads: 4,
                     numKeyValueHeads: 2, vocabSize: 1024, rmsNormEps: 1e-5, ropeTheta: 500000,
                     ropeScaling: RopeScalingConfig(llama3: .init(
@@ -25,7 +25,7 @@ public enum SyntheticModel {
                 c.headDim = 32
                 return c
             case .llama32_1b:
-                var c = LlamaConfig(
+                var c = TransformerConfig(
                     hiddenSize: 2048, intermediateSize: 8192, numHiddenLayers: 16, numAttentionHeads: 32,
                     numKeyValueHeads: 8, vocabSize: 128256, rmsNormEps: 1e-5, ropeTheta: 500000,
                     ropeScaling: RopeScalingConfig(llama3: .init(
@@ -40,7 +40,7 @@ public enum SyntheticModel {
     /// Writes config.json and model.safetensors into `directory` (created if needed).
     /// `bos` and `eos` are the ids the tokenizer written beside it declares.
     public static func write(
-        config base: LlamaConfig, seed: UInt64, dtype: DType, to directory: URL, bos: Int?, eos: [Int]
+        config base: TransformerConfig, seed: UInt64, dtype: DType, to directory: URL, bos: Int?, eos: [Int]
     ) throws {
         var config = base
         config.bosTokenId = bos
@@ -53,7 +53,7 @@ public enum SyntheticModel {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try AtomicFile.write(try encoder.encode(config), to: directory.appendingPathComponent("config.json"))
 
-        let decls = declarations(config, dtype: dtype)
+        let decls = try declarations(config, dtype: dtype)
         let target = directory.appendingPathComponent("model.safetensors")
         try AtomicFile.produce(at: target) { tmp in
             try SafetensorsWriter.write(path: tmp.path, declarations: decls) { d, start, chunk in
@@ -62,22 +62,15 @@ public enum SyntheticModel {
         }
     }
 
-    /// The tensors of a Llama checkpoint in Hugging Face naming, in file order.
-    static func declarations(_ c: LlamaConfig, dtype: DType) -> [SafetensorsWriter.Declaration] {
+    /// The tensors of a checkpoint of `c`'s architecture in Hugging Face naming, in file order.
+    static func declarations(_ c: TransformerConfig, dtype: DType) throws -> [SafetensorsWriter.Declaration] {
         var d: [SafetensorsWriter.Declaration] = []
         func add(_ name: String, _ shape: [Int]) { d.append(.init(name: name, dtype: dtype, shape: shape)) }
         let n = TensorNames.huggingFace
+        let table = try c.architecture(path: "config").layerTable
         add(n.embedding, [c.vocabSize, c.hiddenSize])
         for l in 0..<c.numHiddenLayers {
-            add(n.layer(l, n.attentionNorm), [c.hiddenSize])
-            add(n.layer(l, n.wq), [c.qDim, c.hiddenSize])
-            add(n.layer(l, n.wk), [c.kvDim, c.hiddenSize])
-            add(n.layer(l, n.wv), [c.kvDim, c.hiddenSize])
-            add(n.layer(l, n.wo), [c.hiddenSize, c.qDim])
-            add(n.layer(l, n.ffnNorm), [c.hiddenSize])
-            add(n.layer(l, n.gate), [c.intermediateSize, c.hiddenSize])
-            add(n.layer(l, n.up), [c.intermediateSize, c.hiddenSize])
-            add(n.layer(l, n.down), [c.hiddenSize, c.intermediateSize])
+            for spec in table { add(n.layer(l, spec), spec.shape(c)) }
         }
         add(n.finalNorm, [c.hiddenSize])
         if !c.tied { add(n.output, [c.vocabSize, c.hiddenSize]) }
@@ -87,17 +80,18 @@ public enum SyntheticModel {
     /// Values for a chunk of tensor `name`. Matrices are uniform with the variance of
     /// 1/fan_in, so activations stay near unit scale at any width and attention scores
     /// are neither flat nor one-hot; the residual outputs (o_proj, down_proj) are scaled
-    /// down by the depth; norms scatter around 1 so a missing norm weight shows.
-    static func fill(_ out: UnsafeMutableBufferPointer<Float>, name: String, start: Int, config c: LlamaConfig, seed: UInt64) {
+    /// down by the depth; norms scatter around 1 so a missing norm weight shows; biases are
+    /// uniform in ±0.5, large enough that a dropped bias moves the logits.
+    static func fill(_ out: UnsafeMutableBufferPointer<Float>, name: String, start: Int, config c: TransformerConfig, seed: UInt64) {
         var rng = SplitMix64(seed: seed ^ FNV1a.hash(name) &+ UInt64(start) &* 0x9E37_79B9_7F4A_7C15)
-        let isNorm = name.hasSuffix("norm.weight")
+        let isNorm = name.hasSuffix("norm.weight"), isBias = name.hasSuffix(".bias")
         let fanIn: Int
         if name.contains("o_proj") { fanIn = c.qDim } else if name.contains("down_proj") { fanIn = c.intermediateSize } else { fanIn = c.hiddenSize }
         var scale = (3.0 / Double(fanIn)).squareRoot()
         if name.contains("o_proj") || name.contains("down_proj") { scale /= Double(2 * c.numHiddenLayers).squareRoot() }
         for i in 0..<out.count {
             let u = rng.nextUnit() * 2 - 1  // uniform in [-1, 1)
-            out[i] = isNorm ? Float(1 + 0.25 * u) : Float(u * scale)
+            out[i] = isNorm ? Float(1 + 0.25 * u) : isBias ? Float(0.5 * u) : Float(u * scale)
         }
     }
 
