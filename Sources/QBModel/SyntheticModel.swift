@@ -1,7 +1,7 @@
 import Foundation
 import QBKernels
 
-/// Deterministic random-weight Llama models: the same preset, seed and dtype always give
+/// Deterministic random-weight models of any supported architecture: the same preset, seed and dtype always give
 /// byte-identical files. They exercise the real loading and compute paths at any shape;
 /// random weights say nothing about quality.
 public enum SyntheticModel {
@@ -12,6 +12,15 @@ public enum SyntheticModel {
         case tiny
         /// The shape of Llama 3.2 1B.
         case llama32_1b = "llama-3.2-1b"
+        /// Qwen2 for unit tests: Q, K and V biases, GQA, tied head.
+        case tinyQwen2 = "tiny-qwen2"
+        /// Qwen3 for unit tests: per-head query and key norms, a head dimension (32) that is
+        /// not hidden / heads (16), untied head.
+        case tinyQwen3 = "tiny-qwen3"
+        /// The shape of Qwen2.5 0.5B.
+        case qwen25_05b = "qwen2.5-0.5b"
+        /// The shape of Qwen3 0.6B.
+        case qwen3_06b = "qwen3-0.6b"
 
         public var config: TransformerConfig {
             switch self {
@@ -33,7 +42,30 @@ public enum SyntheticModel {
                     tieWordEmbeddings: true, maxPositionEmbeddings: 131072)
                 c.headDim = 64
                 return c
+            case .tinyQwen2:
+                return qwen(2, hidden: 64, ffn: 160, layers: 2, heads: 4, kvHeads: 2, vocab: 1024, tied: true, context: 2048)
+            case .tinyQwen3:
+                return qwen(3, hidden: 64, ffn: 160, layers: 2, heads: 4, kvHeads: 2, vocab: 1024, tied: false, context: 2048, headDim: 32)
+            case .qwen25_05b:
+                return qwen(2, hidden: 896, ffn: 4864, layers: 24, heads: 14, kvHeads: 2, vocab: 151936, tied: true, context: 32768)
+            case .qwen3_06b:
+                return qwen(3, hidden: 1024, ffn: 3072, layers: 28, heads: 16, kvHeads: 8, vocab: 151936, tied: true, context: 40960, headDim: 128)
             }
+        }
+
+        /// A Qwen2 or Qwen3 config as the released models state it (rope_theta 1e6, eps 1e-6).
+        private func qwen(
+            _ version: Int, hidden: Int, ffn: Int, layers: Int, heads: Int, kvHeads: Int, vocab: Int, tied: Bool,
+            context: Int, headDim: Int? = nil
+        ) -> TransformerConfig {
+            var c = TransformerConfig(
+                hiddenSize: hidden, intermediateSize: ffn, numHiddenLayers: layers, numAttentionHeads: heads,
+                numKeyValueHeads: kvHeads, vocabSize: vocab, rmsNormEps: 1e-6, ropeTheta: 1_000_000,
+                tieWordEmbeddings: tied, maxPositionEmbeddings: context, headDim: headDim)
+            c.modelType = "qwen\(version)"
+            c.architectures = ["Qwen\(version)ForCausalLM"]
+            if version == 3 { c.attentionBias = false }
+            return c
         }
     }
 

@@ -3,7 +3,7 @@ import QBKernels
 import QBModel
 import QBText
 
-/// `make-model`: a synthetic Llama model with its own tokenizer, as a Hugging Face folder
+/// `make-model`: a synthetic model of any preset's architecture with its own tokenizer, as a Hugging Face folder
 /// that works with nothing from outside.
 public enum ModelMaker {
     /// Writes the model as a GGUF file in `spec`'s format (e.g. f16, q8_0, q4_0), with its
