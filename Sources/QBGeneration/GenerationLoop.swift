@@ -23,7 +23,7 @@ public enum GenerationLoop {
     ///   cache is untouched); model errors from the forward pass (the cache is cut back to
     ///   the last consistent length).
     public static func run(
-        model: LlamaModel, tokenizer: any Tokenizer, state: InferenceState, cachedTokens: inout [TokenID],
+        model: any LanguageModel, tokenizer: any Tokenizer, state: InferenceState, cachedTokens: inout [TokenID],
         prompt: Prompt, parameters: GenerationParameters,
         isCancelled: () -> Bool = { false }, onEvent: (GenerationEvent) -> Void = { _ in }
     ) throws -> GenerationSummary {

@@ -19,7 +19,7 @@ import QBText
 /// session occupies one thread of the cooperative pool while it computes; its
 /// `ThreadPool` must not be used by anything else at the same time.
 public actor GenerationSession {
-    public nonisolated let model: LlamaModel
+    public nonisolated let model: any LanguageModel
     public nonisolated let tokenizer: any Tokenizer
     /// Positions the cache holds: prompt plus generated ids must fit.
     public nonisolated let contextLength: Int
@@ -44,7 +44,7 @@ public actor GenerationSession {
     /// `maxBatch` bounds the positions one forward chunk processes (and the activation
     /// memory); cancellation during prefill is polled per layer of each chunk.
     public init(
-        model: LlamaModel, tokenizer: any Tokenizer, contextLength: Int, pool: ThreadPool, maxBatch: Int = 512,
+        model: any LanguageModel, tokenizer: any Tokenizer, contextLength: Int, pool: ThreadPool, maxBatch: Int = 512,
         kvType: KVCacheType = .f16
     ) throws {
         guard contextLength >= 1, contextLength <= model.config.contextLength else {
@@ -57,7 +57,7 @@ public actor GenerationSession {
     }
 
     private init(
-        model: LlamaModel, tokenizer: any Tokenizer, state: InferenceState, cached: [TokenID]
+        model: any LanguageModel, tokenizer: any Tokenizer, state: InferenceState, cached: [TokenID]
     ) {
         self.model = model
         self.tokenizer = tokenizer

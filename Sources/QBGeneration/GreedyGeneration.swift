@@ -13,7 +13,7 @@ public enum Greedy {
     /// text as it becomes available. Stops on any end-of-sequence id of the model or the
     /// tokenizer (not emitted) or when the context is full.
     public static func generate(
-        model: LlamaModel, tokenizer: any Tokenizer, prompt: [TokenID], maxTokens: Int,
+        model: any LanguageModel, tokenizer: any Tokenizer, prompt: [TokenID], maxTokens: Int,
         state: InferenceState, onText: (String) -> Void = { _ in }
     ) throws -> GenerationSummary {
         var cached: [TokenID] = []

@@ -32,4 +32,10 @@ public enum Ops {
     public static func add(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, count: Int) {
         qb_axpy_f32(1, x, y, Int64(count))
     }
+
+    /// Adds `bias` (`cols` values) to each of `rows` consecutive rows of `x`: a linear
+    /// layer's bias, added after its matrix product as transformers adds it.
+    public static func addBias(_ bias: UnsafePointer<Float>, to x: UnsafeMutablePointer<Float>, rows: Int, cols: Int) {
+        for r in 0..<rows { qb_axpy_f32(1, bias, x + r * cols, Int64(cols)) }
+    }
 }

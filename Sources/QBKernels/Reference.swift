@@ -74,6 +74,11 @@ public enum Reference {
         return zip(x, weight).map { Float(Double($0) * inv * Double($1)) }
     }
 
+    /// `x` (rows of `bias.count` values) with `bias` added to every row.
+    public static func addBias(_ bias: [Float], to x: [Float]) -> [Float] {
+        x.enumerated().map { i, v in v + bias[i % bias.count] }
+    }
+
     public static func softmax(_ x: [Float]) -> [Float] {
         let m = x.max() ?? 0
         let e = x.map { exp(Double($0 - m)) }

@@ -3,12 +3,12 @@ import Glibc
 #endif
 import QBKernels
 
-extension LlamaModel {
+extension LanguageModel {
     /// This model with every Q4_0 and Q8_0 matrix repacked into the four-row interleaved
     /// layout decode streams fastest (`Matrix.interleavedForDecode`). The file pages the
     /// originals occupied are handed back to the kernel, so the weights are not held twice.
     /// Logits are unchanged up to summation order; prefill dequantizes either layout.
-    public func interleavedForDecode(pool: ThreadPool) throws -> LlamaModel {
+    public func interleavedForDecode(pool: ThreadPool) throws -> Self {
         var done: [UnsafeRawPointer: Matrix] = [:]
         let w = weights
         let all = w.layers.flatMap { $0.matrices.map(\.1) } + [w.output]
@@ -27,19 +27,13 @@ extension LlamaModel {
             done[m.base] = out
             return out
         }
-        let layers = w.layers.map { l in
-            LayerWeights(
-                attentionNorm: l.attentionNorm, wq: convert(l.wq), wk: convert(l.wk), wv: convert(l.wv), wo: convert(l.wo),
-                ffnNorm: l.ffnNorm, gate: convert(l.gate), up: convert(l.up), down: convert(l.down))
-        }
+        let layers = try w.layers.map { l in try l.mapMatrices { _, m in convert(m) } }
         // An untied embedding is only gathered from, a row per token: it stays mapped.
         let output = convert(w.output)
-        let repacked = LlamaWeights(
+        let repacked = ModelWeights(
             embedding: w.embedding.base == w.output.base ? output : w.embedding, layers: layers, finalNorm: w.finalNorm, output: output)
         if done.isEmpty { return self }
-        return try LlamaModel(
-            config: config, ropeStyle: rope.style, weights: repacked, source: source, stopTokens: stopTokens,
-            bosToken: bosToken, rope: rope)
+        return try replacing(weights: repacked)
     }
 }
 

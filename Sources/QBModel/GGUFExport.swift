@@ -1,90 +1,97 @@
 import Foundation
 import QBKernels
 
-/// Writes a Llama model as a GGUF file llama.cpp can run: llama.* metadata, GGML tensor
-/// names, Q and K rows permuted as llama.cpp's converter does when the source pairs RoPE
-/// dimensions by halves, llama3 scaling as a `rope_freqs` tensor.
+/// Writes a model as a GGUF file llama.cpp can run: `<architecture>.*` metadata, GGML
+/// tensor names from the architecture's layer table, Q and K rows permuted as llama.cpp's
+/// converter does when the file's RoPE pairing (`Architecture.ggufRopeStyle`) differs from
+/// the model's, llama3 scaling as a `rope_freqs` tensor.
 public enum GGUFExport {
     /// `spec` picks each matrix's format (with llama-quantize's fallbacks); without it
     /// matrices keep their stored format. `extra` is appended to the metadata (the
     /// tokenizer's `tokenizer.ggml.*` keys, written by the text layer).
     public static func write(
-        _ model: LlamaModel, spec: QuantSpec?, name: String, extra: [(String, GGUFValue)], to url: URL, pool: ThreadPool
+        _ model: any LanguageModel, spec: QuantSpec?, name: String, extra: [(String, GGUFValue)], to url: URL, pool: ThreadPool
     ) throws {
         if let spec, spec.isMLX {
             throw ModelError.invalidField(path: url.path, field: "--quant", reason: "\(spec.name) is an MLX format; GGUF holds q* and f* formats")
         }
         let c = model.config
         var w = GGUFWriter()
-        w.add("general.architecture", .string("llama"))
+        let arch = model.architecture
+        let p = arch.name + "."
+        w.add("general.architecture", .string(arch.name))
         w.add("general.name", .string(name))
-        w.add("llama.context_length", .uint32(UInt32(c.contextLength)))
-        w.add("llama.embedding_length", .uint32(UInt32(c.hiddenSize)))
-        w.add("llama.block_count", .uint32(UInt32(c.numHiddenLayers)))
-        w.add("llama.feed_forward_length", .uint32(UInt32(c.intermediateSize)))
-        w.add("llama.attention.head_count", .uint32(UInt32(c.numAttentionHeads)))
-        w.add("llama.attention.head_count_kv", .uint32(UInt32(c.kvHeads)))
-        w.add("llama.rope.freq_base", .float32(c.theta))
-        w.add("llama.attention.layer_norm_rms_epsilon", .float32(c.eps))
-        w.add("llama.rope.dimension_count", .uint32(UInt32(c.headDimension)))
-        w.add("llama.vocab_size", .uint32(UInt32(c.vocabSize)))
-        if c.headDimension != c.hiddenSize / c.numAttentionHeads {
-            w.add("llama.attention.key_length", .uint32(UInt32(c.headDimension)))
-            w.add("llama.attention.value_length", .uint32(UInt32(c.headDimension)))
+        w.add(p + "context_length", .uint32(UInt32(c.contextLength)))
+        w.add(p + "embedding_length", .uint32(UInt32(c.hiddenSize)))
+        w.add(p + "block_count", .uint32(UInt32(c.numHiddenLayers)))
+        w.add(p + "feed_forward_length", .uint32(UInt32(c.intermediateSize)))
+        w.add(p + "attention.head_count", .uint32(UInt32(c.numAttentionHeads)))
+        w.add(p + "attention.head_count_kv", .uint32(UInt32(c.kvHeads)))
+        w.add(p + "rope.freq_base", .float32(c.theta))
+        w.add(p + "attention.layer_norm_rms_epsilon", .float32(c.eps))
+        w.add(p + "rope.dimension_count", .uint32(UInt32(c.headDimension)))
+        w.add(p + "vocab_size", .uint32(UInt32(c.vocabSize)))
+        // llama.cpp's converter writes these whenever the config states head_dim.
+        if c.headDimension != c.hiddenSize / c.numAttentionHeads || (arch.name != "llama" && c.headDim != nil) {
+            w.add(p + "attention.key_length", .uint32(UInt32(c.headDimension)))
+            w.add(p + "attention.value_length", .uint32(UInt32(c.headDimension)))
         }
         w.add("general.file_type", .uint32(fileType(spec)))
         w.add("general.quantization_version", .uint32(2))
         for (k, v) in extra { w.add(k, v) }
 
-        let permute = model.rope.style == .halves
+        // Rows laid out head by head are reordered when the file pairs RoPE dimensions
+        // differently from the model: halves (i, i + d/2) into adjacent pairs (2i, 2i + 1).
+        let permute = model.rope.style != arch.ggufRopeStyle
+        let hd = c.headDimension
+        func sourceRow(_ g: Int, headRows: Bool) -> Int {
+            guard headRows && permute else { return g }
+            let h = g / hd, j = g % hd
+            return h * hd + (j % 2) * (hd / 2) + j / 2
+        }
         func matrix(_ name: String, _ m: Matrix, headRows: Bool = false) throws {
             let target = spec?.format(forCols: m.cols, stored: m.format) ?? m.format
             guard target.ggmlID >= 0 else {
                 throw ModelError.invalidTensor(path: url.path, tensor: name, reason: "\(m.format.name) cannot be stored in GGUF without --quant")
             }
-            let hd = c.headDimension
             w.tensors.append(.init(name: name, dims: [m.cols, m.rows], type: target.ggmlID) { buf in
+                guard let base = buf.baseAddress else { return }
                 let src = target == m.format ? m : Quantizer.convert(m, to: target, pool: pool)
                 let rowBytes = src.rowBytes
                 for g in 0..<m.rows {
-                    var r = g
-                    if headRows && permute {
-                        let h = g / hd, j = g % hd
-                        r = h * hd + (j % 2) * (hd / 2) + j / 2
-                    }
-                    src.storedRows(r..<(r + 1), into: buf.baseAddress! + g * rowBytes)
+                    let r = sourceRow(g, headRows: headRows)
+                    src.storedRows(r..<(r + 1), into: base + g * rowBytes)
                 }
             })
         }
-        func norm(_ name: String, _ v: FloatBuffer) {
+        func vector(_ name: String, _ v: FloatBuffer, headRows: Bool = false) {
             w.tensors.append(.init(name: name, dims: [v.count], type: 0) { buf in
-                buf.baseAddress!.copyMemory(from: v.pointer, byteCount: v.count * 4)
+                let out = buf.bindMemory(to: Float.self)
+                for g in 0..<min(v.count, out.count) { out[g] = v.pointer[sourceRow(g, headRows: headRows)] }
             })
         }
         let n = TensorNames.gguf
         try matrix(n.embedding, model.weights.embedding)
         for (l, layer) in model.weights.layers.enumerated() {
-            norm(n.layer(l, n.attentionNorm), layer.attentionNorm)
-            try matrix(n.layer(l, n.wq), layer.wq, headRows: true)
-            try matrix(n.layer(l, n.wk), layer.wk, headRows: true)
-            try matrix(n.layer(l, n.wv), layer.wv)
-            try matrix(n.layer(l, n.wo), layer.wo)
-            norm(n.layer(l, n.ffnNorm), layer.ffnNorm)
-            try matrix(n.layer(l, n.gate), layer.gate)
-            try matrix(n.layer(l, n.up), layer.up)
-            try matrix(n.layer(l, n.down), layer.down)
+            for spec in arch.layerTable {
+                switch layer[spec.role] {
+                case .matrix(let m)?: try matrix(n.layer(l, spec), m, headRows: spec.headRows)
+                case .vector(let v)?: vector(n.layer(l, spec), v, headRows: spec.headRows)
+                case nil: throw ModelError.missingTensor(path: model.source.path, tensor: n.layer(l, spec))
+                }
+            }
         }
-        norm(n.finalNorm, model.weights.finalNorm)
+        vector(n.finalNorm, model.weights.finalNorm)
         if !c.tied { try matrix(n.output, model.weights.output) }
-        if let s = try c.ropeScaling?.llama3(path: url.path) {
-            norm("rope_freqs.weight", FloatBuffer(frequencyFactors(config: c, scaling: s)))
+        if let s = try c.ropeScalingEntry?.llama3(path: url.path) {
+            vector("rope_freqs.weight", FloatBuffer(frequencyFactors(config: c, scaling: s)))
         }
         try w.write(to: url)
     }
 
     /// llama3 scaling as per-pair divisors of the base frequencies (what llama.cpp's
     /// converter stores in `rope_freqs`).
-    public static func frequencyFactors(config c: LlamaConfig, scaling s: Llama3RopeScaling) -> [Float] {
+    public static func frequencyFactors(config c: TransformerConfig, scaling s: Llama3RopeScaling) -> [Float] {
         let base = Rope(headDim: c.headDimension, theta: c.theta, style: .interleaved).inverseFrequencies
         let old = Float(s.originalMaxPositionEmbeddings)
         let lowWavelen = old / s.lowFreqFactor, highWavelen = old / s.highFreqFactor

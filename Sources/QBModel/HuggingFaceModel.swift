@@ -2,15 +2,14 @@ import Foundation
 import QBKernels
 
 /// A Hugging Face model folder: config.json plus model.safetensors or a sharded
-/// model.safetensors.index.json. Weights stay in the mapped files.
+/// model.safetensors.index.json, of any architecture `model_type` names. Weights stay in
+/// the mapped files; RoPE pairs dimensions by halves, as transformers does.
 public enum HuggingFaceModel {
-    public static func load(directory: String) throws -> LlamaModel {
+    public static func load(directory: String) throws -> any LanguageModel {
         let dir = URL(fileURLWithPath: directory)
         let configPath = dir.appendingPathComponent("config.json").path
-        let config = try LlamaConfig.load(path: configPath)
-        if let type = config.modelType, type != "llama" {
-            throw ModelError.invalidField(path: configPath, field: "model_type", reason: "\(type) is not a Llama model")
-        }
+        let config = try TransformerConfig.load(path: configPath)
+        let architecture = try config.architecture(path: configPath)
         let store = try TensorStore(directory: dir)
 
         // With an MLX `quantization` entry, a module stored as uint32 with scales beside it
@@ -25,13 +24,14 @@ public enum HuggingFaceModel {
             }
             return try store.file(for: name).matrix(name, rows: rows, cols: cols)
         }
-        let weights = try LlamaWeights.load(config: config, names: .huggingFace, matrix: matrix)
+        let weights = try ModelWeights.load(
+            config: config, table: architecture.layerTable, names: .huggingFace, path: directory, matrix: matrix)
         let source = ModelSource(
             format: config.quantization == nil ? .huggingFace : .mlx, path: directory, tensors: store.infos, directory: directory)
         let eos = (config.eosTokenId?.ids ?? []).map { Int32(truncatingIfNeeded: $0) }
-        return try LlamaModel(
-            config: config, ropeStyle: .halves, weights: weights, source: source, stopTokens: eos,
-            bosToken: config.bosTokenId.map { Int32(truncatingIfNeeded: $0) })
+        return try architecture.makeModel(ModelParts(
+            config: config, rope: try config.rope(style: .halves, path: configPath), weights: weights, source: source,
+            stopTokens: eos, bosToken: config.bosTokenId.map { Int32(truncatingIfNeeded: $0) }))
     }
 }
 

@@ -37,7 +37,7 @@ public enum Llama2cCheckpoint {
             shared = v[5] > 0
             vocab = abs(v[5])
         }
-        var config = LlamaConfig(
+        var config = TransformerConfig(
             hiddenSize: v[0], intermediateSize: v[1], numHiddenLayers: v[2], numAttentionHeads: v[3],
             numKeyValueHeads: v[4], vocabSize: vocab, rmsNormEps: 1e-5, ropeTheta: 10000,
             tieWordEmbeddings: shared, maxPositionEmbeddings: v[6])

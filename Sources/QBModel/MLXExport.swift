@@ -1,11 +1,11 @@
 import Foundation
 import QBKernels
 
-/// Writes a Llama model as an MLX-quantized Hugging Face folder (the layout mlx-community
+/// Writes a model as an MLX-quantized Hugging Face folder (the layout mlx-community
 /// publishes): config.json with a `quantization` entry, and model.safetensors holding
 /// uint32-packed weights with scales and biases beside them.
 public enum MLXExport {
-    public static func write(_ model: LlamaModel, spec: QuantSpec, to directory: URL, pool: ThreadPool) throws {
+    public static func write(_ model: any LanguageModel, spec: QuantSpec, to directory: URL, pool: ThreadPool) throws {
         guard case .mlx(let q) = spec.format else {
             throw ModelError.invalidField(path: directory.path, field: "--quant", reason: "\(spec.name) is not an MLX format")
         }
@@ -16,6 +16,12 @@ public enum MLXExport {
         // An MLX folder is a Hugging Face folder: RoPE pairs dimensions by halves, so rows
         // of Q and K from an interleaved source are permuted into that order.
         let permute = model.rope.style == .interleaved
+        let hd = c.headDimension
+        func headRowSource(_ r: Int, headRows: Bool) -> Int {
+            guard headRows && permute else { return r }
+            let h = r / hd, j = r % hd, half = j / (hd / 2), i = j % (hd / 2)
+            return h * hd + 2 * i + half
+        }
 
         struct Entry {
             let name: String
@@ -35,16 +41,14 @@ public enum MLXExport {
             }
         }
         var entries: [Entry] = []
-        func norm(_ name: String, _ v: FloatBuffer) {
-            entries.append(Entry(name: name, dtype: .f32, shape: [v.count]) { $0.copyMemory(from: v.pointer, byteCount: v.count * 4) })
+        func vector(_ name: String, _ v: FloatBuffer, headRows: Bool = false) {
+            entries.append(Entry(name: name, dtype: .f32, shape: [v.count]) { dst in
+                let f = dst.assumingMemoryBound(to: Float.self)
+                for r in 0..<v.count { f[r] = v.pointer[headRowSource(r, headRows: headRows)] }
+            })
         }
-        func linear(_ module: String, _ m: Matrix, headRows: Bool = false) {
-            let hd = c.headDimension
-            func sourceRow(_ r: Int) -> Int {
-                guard headRows && permute else { return r }
-                let h = r / hd, j = r % hd, half = j / (hd / 2), i = j % (hd / 2)
-                return h * hd + 2 * i + half
-            }
+        func linear(_ module: String, _ m: Matrix, headRows: Bool = false) throws {
+            func sourceRow(_ r: Int) -> Int { headRowSource(r, headRows: headRows) }
             guard q.groupSize <= m.cols, m.cols % q.groupSize == 0 else {
                 // Left in full precision, as mlx-lm leaves modules whose width does not divide.
                 quant.overrides[module] = .some(nil)
@@ -56,13 +60,16 @@ public enum MLXExport {
             }
             let scaleType: DType = m.dtype == .bf16 ? .bf16 : (m.dtype == .f16 ? .f16 : .f32)
             let converted = Quantizer.convert(m, to: .mlx(q), pool: pool)
+            guard let scales = converted.scales, let biases = converted.biases else {
+                throw ModelError.invalidTensor(path: directory.path, tensor: module, reason: "MLX conversion left no scales")
+            }
             let words = m.cols * q.bits / 32, groups = m.cols / q.groupSize
             entries.append(Entry(name: module + ".weight", dtypeName: "U32", elementSize: 4, shape: [m.rows, words]) { dst in
                 for r in 0..<m.rows {
                     (dst + r * words * 4).copyMemory(from: converted.base + sourceRow(r) * words * 4, byteCount: words * 4)
                 }
             })
-            for (suffix, p) in [(".scales", converted.scales!), (".biases", converted.biases!)] {
+            for (suffix, p) in [(".scales", scales), (".biases", biases)] {
                 entries.append(Entry(name: module + suffix, dtype: scaleType, shape: [m.rows, groups]) { dst in
                     let src = p.assumingMemoryBound(to: Float.self)
                     for r in 0..<m.rows {
@@ -79,20 +86,18 @@ public enum MLXExport {
         // MLX names modules: the Hugging Face tensor names without ".weight".
         let n = TensorNames.huggingFace
         func module(_ name: String) -> String { String(name.dropLast(".weight".count)) }
-        linear(module(n.embedding), model.weights.embedding)
+        try linear(module(n.embedding), model.weights.embedding)
         for (l, layer) in model.weights.layers.enumerated() {
-            norm(n.layer(l, n.attentionNorm), layer.attentionNorm)
-            linear(module(n.layer(l, n.wq)), layer.wq, headRows: true)
-            linear(module(n.layer(l, n.wk)), layer.wk, headRows: true)
-            linear(module(n.layer(l, n.wv)), layer.wv)
-            linear(module(n.layer(l, n.wo)), layer.wo)
-            norm(n.layer(l, n.ffnNorm), layer.ffnNorm)
-            linear(module(n.layer(l, n.gate)), layer.gate)
-            linear(module(n.layer(l, n.up)), layer.up)
-            linear(module(n.layer(l, n.down)), layer.down)
+            for spec in model.architecture.layerTable {
+                switch layer[spec.role] {
+                case .matrix(let m)?: try linear(module(n.layer(l, spec)), m, headRows: spec.headRows)
+                case .vector(let v)?: vector(n.layer(l, spec), v, headRows: spec.headRows)
+                case nil: throw ModelError.missingTensor(path: model.source.path, tensor: n.layer(l, spec))
+                }
+            }
         }
-        norm(n.finalNorm, model.weights.finalNorm)
-        if !c.tied { linear(module(n.output), model.weights.output) }
+        vector(n.finalNorm, model.weights.finalNorm)
+        if !c.tied { try linear(module(n.output), model.weights.output) }
 
         config.quantization = quant
         config.torchDtype = "float32"

@@ -1,9 +1,10 @@
 import Foundation
 
 /// Opens a model from a path of any supported kind: a Hugging Face folder (or a
-/// .safetensors file inside one), a GGUF file, or a llama2.c checkpoint.
+/// .safetensors file inside one), a GGUF file, or a llama2.c checkpoint; the file says
+/// which architecture.
 public enum ModelLoader {
-    public static func load(path: String) throws -> LlamaModel {
+    public static func load(path: String) throws -> any LanguageModel {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
             throw ModelError.notFound(path: path)

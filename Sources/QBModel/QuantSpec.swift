@@ -53,10 +53,10 @@ public struct QuantSpec: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension LlamaModel {
-    /// This model with every weight matrix converted per `spec` (norms stay f32).
-    /// Matrices already in the target format are kept as they are.
-    public func quantized(_ spec: QuantSpec, pool: ThreadPool) throws -> LlamaModel {
+extension LanguageModel {
+    /// This model with every weight matrix converted per `spec` (norms and biases stay
+    /// f32). Matrices already in the target format are kept as they are.
+    public func quantized(_ spec: QuantSpec, pool: ThreadPool) throws -> Self {
         var infos: [TensorInfo] = []
         func convert(_ m: Matrix, _ name: String) -> Matrix {
             let target = spec.format(forCols: m.cols, stored: m.format)
@@ -70,25 +70,22 @@ extension LlamaModel {
             return out
         }
         let embedding = convert(weights.embedding, "embedding")
-        let layers = weights.layers.enumerated().map { l, w in
-            LayerWeights(
-                attentionNorm: w.attentionNorm, wq: convert(w.wq, "layers.\(l).wq"), wk: convert(w.wk, "layers.\(l).wk"),
-                wv: convert(w.wv, "layers.\(l).wv"), wo: convert(w.wo, "layers.\(l).wo"), ffnNorm: w.ffnNorm,
-                gate: convert(w.gate, "layers.\(l).gate"), up: convert(w.up, "layers.\(l).up"),
-                down: convert(w.down, "layers.\(l).down"))
+        let layers = try weights.layers.enumerated().map { l, w in
+            try w.mapMatrices { role, m in convert(m, "layers.\(l).\(role.rawValue)") }
         }
         let output = config.tied ? embedding : convert(weights.output, "output")
-        let normNames = ["final_norm"] + (0..<layers.count).flatMap { ["layers.\($0).attention_norm", "layers.\($0).ffn_norm"] }
-        for n in normNames {
-            infos.append(TensorInfo(name: n, dtype: "F32", shape: [config.hiddenSize], bytes: config.hiddenSize * 4))
+        infos.append(TensorInfo(name: "final_norm", dtype: "F32", shape: [config.hiddenSize], bytes: config.hiddenSize * 4))
+        for (l, layer) in layers.enumerated() {
+            for (role, v) in layer.vectors {
+                infos.append(TensorInfo(name: "layers.\(l).\(role.rawValue)", dtype: "F32", shape: [v.count], bytes: v.count * 4))
+            }
         }
         let source = ModelSource(
             format: self.source.format, path: self.source.path, tensors: infos, directory: self.source.directory,
             quantization: spec.name)
-        return try LlamaModel(
-            config: config, ropeStyle: rope.style,
-            weights: LlamaWeights(embedding: embedding, layers: layers, finalNorm: weights.finalNorm, output: output),
-            source: source, stopTokens: stopTokens, bosToken: bosToken, rope: rope)
+        return try replacing(
+            weights: ModelWeights(embedding: embedding, layers: layers, finalNorm: weights.finalNorm, output: output),
+            source: source)
     }
 }
 

@@ -1,7 +1,7 @@
 import Foundation
 import QBKernels
 
-/// Deterministic random-weight Llama models: the same preset, seed and dtype always give
+/// Deterministic random-weight models of any supported architecture: the same preset, seed and dtype always give
 /// byte-identical files. They exercise the real loading and compute paths at any shape;
 /// random weights say nothing about quality.
 public enum SyntheticModel {
@@ -12,11 +12,20 @@ public enum SyntheticModel {
         case tiny
         /// The shape of Llama 3.2 1B.
         case llama32_1b = "llama-3.2-1b"
+        /// Qwen2 for unit tests: Q, K and V biases, GQA, tied head.
+        case tinyQwen2 = "tiny-qwen2"
+        /// Qwen3 for unit tests: per-head query and key norms, a head dimension (32) that is
+        /// not hidden / heads (16), untied head.
+        case tinyQwen3 = "tiny-qwen3"
+        /// The shape of Qwen2.5 0.5B.
+        case qwen25_05b = "qwen2.5-0.5b"
+        /// The shape of Qwen3 0.6B.
+        case qwen3_06b = "qwen3-0.6b"
 
-        public var config: LlamaConfig {
+        public var config: TransformerConfig {
             switch self {
             case .tiny:
-                var c = LlamaConfig(
+                var c = TransformerConfig(
                     hiddenSize: 128, intermediateSize: 384, numHiddenLayers: 2, numAttentionHeads: 4,
                     numKeyValueHeads: 2, vocabSize: 1024, rmsNormEps: 1e-5, ropeTheta: 500000,
                     ropeScaling: RopeScalingConfig(llama3: .init(
@@ -25,7 +34,7 @@ public enum SyntheticModel {
                 c.headDim = 32
                 return c
             case .llama32_1b:
-                var c = LlamaConfig(
+                var c = TransformerConfig(
                     hiddenSize: 2048, intermediateSize: 8192, numHiddenLayers: 16, numAttentionHeads: 32,
                     numKeyValueHeads: 8, vocabSize: 128256, rmsNormEps: 1e-5, ropeTheta: 500000,
                     ropeScaling: RopeScalingConfig(llama3: .init(
@@ -33,14 +42,37 @@ public enum SyntheticModel {
                     tieWordEmbeddings: true, maxPositionEmbeddings: 131072)
                 c.headDim = 64
                 return c
+            case .tinyQwen2:
+                return qwen(2, hidden: 64, ffn: 160, layers: 2, heads: 4, kvHeads: 2, vocab: 1024, tied: true, context: 2048)
+            case .tinyQwen3:
+                return qwen(3, hidden: 64, ffn: 160, layers: 2, heads: 4, kvHeads: 2, vocab: 1024, tied: false, context: 2048, headDim: 32)
+            case .qwen25_05b:
+                return qwen(2, hidden: 896, ffn: 4864, layers: 24, heads: 14, kvHeads: 2, vocab: 151936, tied: true, context: 32768)
+            case .qwen3_06b:
+                return qwen(3, hidden: 1024, ffn: 3072, layers: 28, heads: 16, kvHeads: 8, vocab: 151936, tied: true, context: 40960, headDim: 128)
             }
+        }
+
+        /// A Qwen2 or Qwen3 config as the released models state it (rope_theta 1e6, eps 1e-6).
+        private func qwen(
+            _ version: Int, hidden: Int, ffn: Int, layers: Int, heads: Int, kvHeads: Int, vocab: Int, tied: Bool,
+            context: Int, headDim: Int? = nil
+        ) -> TransformerConfig {
+            var c = TransformerConfig(
+                hiddenSize: hidden, intermediateSize: ffn, numHiddenLayers: layers, numAttentionHeads: heads,
+                numKeyValueHeads: kvHeads, vocabSize: vocab, rmsNormEps: 1e-6, ropeTheta: 1_000_000,
+                tieWordEmbeddings: tied, maxPositionEmbeddings: context, headDim: headDim)
+            c.modelType = "qwen\(version)"
+            c.architectures = ["Qwen\(version)ForCausalLM"]
+            if version == 3 { c.attentionBias = false }
+            return c
         }
     }
 
     /// Writes config.json and model.safetensors into `directory` (created if needed).
     /// `bos` and `eos` are the ids the tokenizer written beside it declares.
     public static func write(
-        config base: LlamaConfig, seed: UInt64, dtype: DType, to directory: URL, bos: Int?, eos: [Int]
+        config base: TransformerConfig, seed: UInt64, dtype: DType, to directory: URL, bos: Int?, eos: [Int]
     ) throws {
         var config = base
         config.bosTokenId = bos
@@ -53,7 +85,7 @@ public enum SyntheticModel {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try AtomicFile.write(try encoder.encode(config), to: directory.appendingPathComponent("config.json"))
 
-        let decls = declarations(config, dtype: dtype)
+        let decls = try declarations(config, dtype: dtype)
         let target = directory.appendingPathComponent("model.safetensors")
         try AtomicFile.produce(at: target) { tmp in
             try SafetensorsWriter.write(path: tmp.path, declarations: decls) { d, start, chunk in
@@ -62,22 +94,15 @@ public enum SyntheticModel {
         }
     }
 
-    /// The tensors of a Llama checkpoint in Hugging Face naming, in file order.
-    static func declarations(_ c: LlamaConfig, dtype: DType) -> [SafetensorsWriter.Declaration] {
+    /// The tensors of a checkpoint of `c`'s architecture in Hugging Face naming, in file order.
+    static func declarations(_ c: TransformerConfig, dtype: DType) throws -> [SafetensorsWriter.Declaration] {
         var d: [SafetensorsWriter.Declaration] = []
         func add(_ name: String, _ shape: [Int]) { d.append(.init(name: name, dtype: dtype, shape: shape)) }
         let n = TensorNames.huggingFace
+        let table = try c.architecture(path: "config").layerTable
         add(n.embedding, [c.vocabSize, c.hiddenSize])
         for l in 0..<c.numHiddenLayers {
-            add(n.layer(l, n.attentionNorm), [c.hiddenSize])
-            add(n.layer(l, n.wq), [c.qDim, c.hiddenSize])
-            add(n.layer(l, n.wk), [c.kvDim, c.hiddenSize])
-            add(n.layer(l, n.wv), [c.kvDim, c.hiddenSize])
-            add(n.layer(l, n.wo), [c.hiddenSize, c.qDim])
-            add(n.layer(l, n.ffnNorm), [c.hiddenSize])
-            add(n.layer(l, n.gate), [c.intermediateSize, c.hiddenSize])
-            add(n.layer(l, n.up), [c.intermediateSize, c.hiddenSize])
-            add(n.layer(l, n.down), [c.hiddenSize, c.intermediateSize])
+            for spec in table { add(n.layer(l, spec), spec.shape(c)) }
         }
         add(n.finalNorm, [c.hiddenSize])
         if !c.tied { add(n.output, [c.vocabSize, c.hiddenSize]) }
@@ -87,17 +112,18 @@ public enum SyntheticModel {
     /// Values for a chunk of tensor `name`. Matrices are uniform with the variance of
     /// 1/fan_in, so activations stay near unit scale at any width and attention scores
     /// are neither flat nor one-hot; the residual outputs (o_proj, down_proj) are scaled
-    /// down by the depth; norms scatter around 1 so a missing norm weight shows.
-    static func fill(_ out: UnsafeMutableBufferPointer<Float>, name: String, start: Int, config c: LlamaConfig, seed: UInt64) {
+    /// down by the depth; norms scatter around 1 so a missing norm weight shows; biases are
+    /// uniform in ±0.5, large enough that a dropped bias moves the logits.
+    static func fill(_ out: UnsafeMutableBufferPointer<Float>, name: String, start: Int, config c: TransformerConfig, seed: UInt64) {
         var rng = SplitMix64(seed: seed ^ FNV1a.hash(name) &+ UInt64(start) &* 0x9E37_79B9_7F4A_7C15)
-        let isNorm = name.hasSuffix("norm.weight")
+        let isNorm = name.hasSuffix("norm.weight"), isBias = name.hasSuffix(".bias")
         let fanIn: Int
         if name.contains("o_proj") { fanIn = c.qDim } else if name.contains("down_proj") { fanIn = c.intermediateSize } else { fanIn = c.hiddenSize }
         var scale = (3.0 / Double(fanIn)).squareRoot()
         if name.contains("o_proj") || name.contains("down_proj") { scale /= Double(2 * c.numHiddenLayers).squareRoot() }
         for i in 0..<out.count {
             let u = rng.nextUnit() * 2 - 1  // uniform in [-1, 1)
-            out[i] = isNorm ? Float(1 + 0.25 * u) : Float(u * scale)
+            out[i] = isNorm ? Float(1 + 0.25 * u) : isBias ? Float(0.5 * u) : Float(u * scale)
         }
     }
 

@@ -41,6 +41,9 @@ struct Eval: ParsableCommand {
     @Option(help: "Worker threads (default: every core).")
     var threads: Int?
 
+    @Option(name: .customLong("kv-type"), help: "KV cache precision: f32, f16 (default, as every command), q8_0.")
+    var kvType: KVCacheType = .f16
+
     @Option(help: "Write the JSON here (.md and .svg beside it).")
     var out: String?
 
@@ -62,12 +65,15 @@ struct Eval: ParsableCommand {
         }
         let path = try model ?? DefaultModel.path()
         let pool = ThreadPool(threads: try ThreadCount.resolve(threads))
-        let base = try ModelLoader.load(path: path)
-        let tok = try TokenizerLoader.load(for: base, path: tokenizer)
+        // Each setting is converted from the model as opened, through the same pipeline steps
+        // as every other command.
+        let base = try ModelPipeline.open(path: path)
+        let tok = try ModelPipeline.tokenizer(for: base, path: tokenizer)
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals()
         var evaluation = QuantEvaluation(quants: names, context: ctx, separator: separator, maxTokens: maxTokens)
         evaluation.repetitions = repetitions
+        evaluation.kvType = kvType
         evaluation.interrupt = interrupt
         evaluation.progress = { FileHandle.standardError.write(Data("eval: \($0)\n".utf8)) }
         let run: QuantEvaluation.Run

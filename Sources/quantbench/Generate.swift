@@ -31,9 +31,9 @@ struct Generate: ParsableCommand {
         let samplingParameters = try sampling.parameters()
         let parameters = GenerationParameters(maxTokens: maxTokens, stop: stop, sampling: samplingParameters)
         let pool = try options.makePool()
-        let model = try options.loadModel(pool: pool).interleavedForDecode(pool: pool)
+        let prepared = try options.load(pool: pool)
+        let model = prepared.model, tokenizer = prepared.tokenizer
         try parameters.validate(vocabularySize: model.config.vocabSize)
-        let tokenizer = try options.loadTokenizer(for: model)
         let promptTokens = tokenizer.encode(prompt, addSpecialTokens: true, parseSpecialTokens: false)
         let contextLength = ctx ?? min(model.config.contextLength, promptTokens.count + maxTokens)
         guard contextLength >= 1, contextLength <= model.config.contextLength else {
@@ -48,7 +48,7 @@ struct Generate: ParsableCommand {
             FileHandle.standardError.write(Data(note.utf8))
         }
 
-        let state = model.makeState(contextLength: contextLength, pool: pool, kvType: options.kvType)
+        let state = model.makeState(contextLength: contextLength, pool: pool, kvType: prepared.kvType)
         let out = FileHandle.standardOutput
         if !json { out.write(Data(prompt.utf8)) }
         var text = ""

@@ -7,7 +7,7 @@ import QBRunner
 struct MakeModel: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "make-model",
-        abstract: "Write a deterministic synthetic Llama model (random weights from a seed) with its own tokenizer.")
+        abstract: "Write a deterministic synthetic model (Llama, Qwen2 or Qwen3; random weights from a seed) with its own tokenizer.")
 
     @Option(help: "Shape: \(SyntheticModel.Preset.allCases.map(\.rawValue).joined(separator: ", ")).")
     var preset: String = SyntheticModel.Preset.tiny.rawValue

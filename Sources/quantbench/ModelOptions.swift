@@ -21,15 +21,24 @@ struct ModelOptions: ParsableArguments {
     @Option(help: "Convert the weights at load: \(QuantSpec.all.joined(separator: ", ")).")
     var quant: String?
 
-    /// Opens the model and applies `--quant`.
-    func loadModel(pool: ThreadPool) throws -> LlamaModel {
-        let m = try ModelLoader.load(path: model ?? DefaultModel.path())
-        guard let q = quant else { return m }
-        return try m.quantized(QuantSpec(q), pool: pool)
+    var loadOptions: ModelLoadOptions {
+        ModelLoadOptions(modelPath: model, tokenizerPath: tokenizer, quant: quant, kvType: kvType)
     }
 
-    func loadTokenizer(for model: LlamaModel) throws -> any Tokenizer {
-        try TokenizerLoader.load(for: model, path: tokenizer)
+    /// The model, tokenizer and KV cache type through the pipeline every command shares.
+    func load(pool: ThreadPool) throws -> PreparedModel {
+        try ModelPipeline.load(loadOptions, pool: pool)
+    }
+
+    /// The model with `--quant` applied, in its stored layout (`inspect`, which needs no
+    /// tokenizer and runs nothing).
+    func loadModel(pool: ThreadPool) throws -> any LanguageModel {
+        let m = try ModelPipeline.open(path: model ?? DefaultModel.path())
+        return try ModelPipeline.prepare(m, spec: quant.map { try QuantSpec($0) }, pool: pool, decodeLayout: false)
+    }
+
+    func loadTokenizer(for model: any LanguageModel) throws -> any Tokenizer {
+        try ModelPipeline.tokenizer(for: model, path: tokenizer)
     }
 
     func makePool() throws -> ThreadPool {

@@ -16,7 +16,8 @@ struct Quantize: ParsableCommand {
         guard let q = options.quant else { throw ValidationError("--quant is required: \(QuantSpec.all.joined(separator: ", "))") }
         let spec = try QuantSpec(q)
         let pool = try options.makePool()
-        let model = try ModelLoader.load(path: options.model ?? DefaultModel.path())
+        // As opened: the export converts each matrix itself, from the stored weights.
+        let model = try ModelPipeline.open(path: options.model ?? DefaultModel.path())
         let tokenizer = try? options.loadTokenizer(for: model)
         try ModelExporter.export(model, tokenizer: tokenizer, spec: spec, to: URL(fileURLWithPath: out), pool: pool)
         print("wrote \(out) (\(spec.name))")

@@ -25,7 +25,7 @@ enum TestModels {
     }
 
     struct Stories: Sendable {
-        let model: LlamaModel
+        let model: any LanguageModel
         let tokenizer: Llama2cTokenizer
         let cases: [StoriesCase]
     }
@@ -45,7 +45,7 @@ enum TestModels {
     }
 
     struct Tiny: Sendable {
-        let model: LlamaModel
+        let model: any LanguageModel
         let tokenizer: any Tokenizer
     }
 

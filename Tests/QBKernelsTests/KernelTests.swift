@@ -76,6 +76,22 @@ final class KernelTests: XCTestCase {
         }
     }
 
+    /// Bias rows (Qwen2's Q, K, V biases) on seeded random values, every row and width.
+    func testAddBiasMatchesReference() {
+        var state: UInt64 = 15
+        func next() -> Float {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Float(Int64(bitPattern: state >> 11) % 2_000_001 - 1_000_000) / 250_000
+        }
+        for (rows, cols) in [(1, 1), (3, 7), (5, 64), (17, 896)] {
+            var x = (0..<rows * cols).map { _ in next() }
+            let bias = (0..<cols).map { _ in next() }
+            let expected = Reference.addBias(bias, to: x)
+            Ops.addBias(bias, to: &x, rows: rows, cols: cols)
+            XCTAssertEqual(x, expected, "\(rows) x \(cols)")
+        }
+    }
+
     func testRMSNormSoftmaxSwiGLU() {
         for n in [1, 5, 64, 1000] {
             let x = randoms(n, scale: 3), w = randoms(n)

@@ -16,13 +16,13 @@ final class QuantizedModelTests: XCTestCase {
     let pool = ThreadPool(threads: 2)
     let tokens: [Int32] = [5, 900, 17, 256, 1000, 3, 44, 512, 77, 600, 12, 13]
 
-    func tiny() throws -> LlamaModel {
+    func tiny() throws -> any LanguageModel {
         let d = dir.appendingPathComponent("tiny")
         try ModelMaker.make(preset: .tiny, seed: 21, dtype: .f32, to: d)
         return try ModelLoader.load(path: d.path)
     }
 
-    func logits(_ m: LlamaModel, stepwise: Bool = false) throws -> [Float] {
+    func logits(_ m: any LanguageModel, stepwise: Bool = false) throws -> [Float] {
         let s = m.makeState(contextLength: tokens.count, pool: pool)
         if !stepwise { return try m.forward(tokens, state: s, logits: .all) }
         var out: [Float] = []
@@ -183,7 +183,7 @@ final class QuantizedModelTests: XCTestCase {
         let model = try ModelLoader.load(path: bin)
         let tok = try Llama2cTokenizer(path: fixtures.appendingPathComponent("stories260k/tok512.bin").path, vocabularySize: 512)
         let ids = Array(tok.encode(try String(contentsOfFile: textPath, encoding: .utf8)).prefix(512))
-        func run(_ m: LlamaModel) throws -> [Float] {
+        func run(_ m: any LanguageModel) throws -> [Float] {
             try m.forward(ids, state: m.makeState(contextLength: ids.count, pool: pool), logits: .all)
         }
         let reference = try run(model)

@@ -19,7 +19,7 @@ final class Stories260KTests: XCTestCase {
         let expected_stdout: String
     }
 
-    func load() throws -> (LlamaModel, Llama2cTokenizer, [Case]) {
+    func load() throws -> (any LanguageModel, Llama2cTokenizer, [Case]) {
         let dir = Self.fixtures
         let expected = dir.appendingPathComponent("expected_generations.json")
         guard FileManager.default.fileExists(atPath: expected.path) else {

@@ -31,7 +31,7 @@ struct CancellationCaseRunner {
     let progress: @Sendable (BenchProgress) -> Void
     let index: Int
 
-    var model: LlamaModel { loaded.model }
+    var model: any LanguageModel { loaded.model }
     var tokenizer: any Tokenizer { loaded.tokenizer }
 
     /// Requests made after a cancellation to show the engine is usable.

@@ -25,7 +25,7 @@ struct GenerationCaseRunner {
         var previous: TokenID?
     }
 
-    var model: LlamaModel { loaded.model }
+    var model: any LanguageModel { loaded.model }
     var tokenizer: any Tokenizer { loaded.tokenizer }
 
     func run(_ c: SuiteCase, into result: inout CaseResult) async throws {

@@ -4,7 +4,7 @@ import QBKernels
 import QBModel
 import QBText
 
-/// llama-bench's tests, run on the model directly (`LlamaModel.forward`) so the figures
+/// llama-bench's tests, run on the model directly (`LanguageModel.forward`) so the figures
 /// are the engine's alone, with no sampling, detokenizing or streaming:
 ///
 /// - `ppN`: N ids drawn uniformly from the vocabulary (seeded) prefilled in one forward
@@ -29,7 +29,7 @@ struct ThroughputRunner {
     /// that moment, GB/s.
     var bandwidthProbe: (() -> Double)? = nil
 
-    var model: LlamaModel { loaded.model }
+    var model: any LanguageModel { loaded.model }
 
     func run(_ c: SuiteCase, into result: inout CaseResult) throws {
         guard let trial = try prepare(c, into: &result) else { return }
@@ -81,7 +81,7 @@ struct ThroughputRunner {
     /// `onRun(run, seconds, memory)` after each (run counts from 0, warmups first). Throws
     /// `BenchInterrupted` when interrupted.
     static func measure(
-        model: LlamaModel, state: InferenceState, test: ThroughputTest, repetitions: Int, warmup: Int, seed: UInt64,
+        model: any LanguageModel, state: InferenceState, test: ThroughputTest, repetitions: Int, warmup: Int, seed: UInt64,
         interrupt: InterruptFlag, onRun: (Int, Double, MemorySnapshot) -> Void
     ) throws {
         let trial = try ThroughputTrial(model: model, state: state, test: test, seed: seed, interrupt: interrupt, beforeRun: nil)
@@ -110,7 +110,7 @@ final class ThroughputTrial {
         var probedBandwidth: Double?
     }
 
-    let model: LlamaModel
+    let model: any LanguageModel
     let state: InferenceState
     let test: ThroughputTest
     let interrupt: InterruptFlag
@@ -119,7 +119,7 @@ final class ThroughputTrial {
     let ids: [TokenID]
 
     /// Throws `BenchInterrupted` when interrupted while prefilling the depth.
-    init(model: LlamaModel, state: InferenceState, test: ThroughputTest, seed: UInt64, interrupt: InterruptFlag, beforeRun: (() -> Double)?) throws {
+    init(model: any LanguageModel, state: InferenceState, test: ThroughputTest, seed: UInt64, interrupt: InterruptFlag, beforeRun: (() -> Double)?) throws {
         self.model = model
         self.state = state
         self.test = test

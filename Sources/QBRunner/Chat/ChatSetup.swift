@@ -68,40 +68,24 @@ public struct ChatSetup: Sendable {
     /// allocates the KV cache, reporting each step to `progress` before it starts and once
     /// more when all are done. Errors name the file and what is wrong with it.
     public static func load(_ options: ChatSetupOptions, pool: ThreadPool, progress: (ChatLoadProgress) -> Void = { _ in }) throws -> ChatSetup {
-        // Checked before the slow steps, so a typo fails at once.
-        let spec = try options.quant.map { try QuantSpec($0) }
-        let clock = ContinuousClock()
-        let start = clock.now
-        // Open, tokenizer, template, cache; plus making the default model and converting.
-        let total = 4 + (options.modelPath == nil ? 1 : 0) + (spec == nil ? 0 : 1)
+        let loadOptions = ModelLoadOptions(
+            modelPath: options.modelPath, tokenizerPath: options.tokenizerPath, quant: options.quant, kvType: options.kvType,
+            chatTemplate: options.chatTemplatePath.map { .file($0) } ?? .tokenizers)
+        // The pipeline's steps, then the cache.
+        let total = ModelPipeline.stepCount(loadOptions) + 1
         var done = 0
         func step(_ label: String) {
             progress(ChatLoadProgress(completed: done, total: total, label: label))
             done += 1
         }
-
-        let path: String
-        if let p = options.modelPath {
-            path = p
-        } else {
-            step("preparing the built-in default model")
-            path = try DefaultModel.path()
-        }
-        step("opening the model")
-        var model = try ModelLoader.load(path: path)
-        if let s = spec {
-            step("converting the weights to \(s.name)")
-            model = try model.quantized(s, pool: pool)
-        }
-        model = try model.interleavedForDecode(pool: pool)
+        let prepared = try ModelPipeline.load(loadOptions, pool: pool, progress: step)
+        let model = prepared.model, tokenizer = prepared.tokenizer, spec = prepared.spec
         try options.parameters.validate(vocabularySize: model.config.vocabSize)
-        step("reading the tokenizer")
-        let tokenizer = try TokenizerLoader.load(for: model, path: options.tokenizerPath)
-        step("reading the chat template")
-        let format = try ChatPromptFormat.forTokenizer(tokenizer, templateFile: options.chatTemplatePath)
+        let format = try prepared.chatFormat ?? ChatPromptFormat.forTokenizer(tokenizer, templateFile: options.chatTemplatePath)
         let maximum = model.config.contextLength
         let context = options.contextLength ?? min(maximum, ChatSetupOptions.defaultContextCap)
         guard context >= 2, context <= maximum else { throw ChatError.invalidContext(requested: context, modelMaximum: maximum) }
+        let cacheStart = ContinuousClock().now
         step("allocating the KV cache (\(context) positions)")
         let session = try GenerationSession(
             model: model, tokenizer: tokenizer, contextLength: context, pool: pool, kvType: options.kvType)
@@ -110,7 +94,7 @@ public struct ChatSetup: Sendable {
         let name = options.modelPath.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "built-in default model (\(DefaultModel.preset.rawValue))"
         return ChatSetup(
             engine: ChatEngine(session: session, format: format, parameters: options.parameters, conversation: options.conversation),
-            modelName: name + (spec.map { " as \($0.name)" } ?? ""), loadSeconds: (clock.now - start).seconds)
+            modelName: name + (spec.map { " as \($0.name)" } ?? ""), loadSeconds: prepared.seconds + (ContinuousClock().now - cacheStart).seconds)
     }
 
     /// The first lines a chat prints: what runs and how to drive it.

@@ -8,7 +8,7 @@ import QBText
 /// how chat prompts are rendered for it, the worker pool it computes on, and what loading
 /// cost.
 public struct LoadedModel: Sendable {
-    public let model: LlamaModel
+    public let model: any LanguageModel
     public let tokenizer: any Tokenizer
     public let pool: ThreadPool
     public let load: LoadInfo
@@ -21,7 +21,7 @@ public struct LoadedModel: Sendable {
     public let chatFormat: Result<ChatPromptFormat, any Error>
 
     public init(
-        model: LlamaModel, tokenizer: any Tokenizer, pool: ThreadPool, load: LoadInfo, info: ModelInfo,
+        model: any LanguageModel, tokenizer: any Tokenizer, pool: ThreadPool, load: LoadInfo, info: ModelInfo,
         kvType: KVCacheType = .f16
     ) {
         self.model = model
@@ -33,34 +33,23 @@ public struct LoadedModel: Sendable {
         chatFormat = Result { try ChatPromptFormat.forTokenizer(tokenizer) }
     }
 
-    /// Opens the model at `modelPath` (the built-in default model when nil), converts it
-    /// per `quant`, finds its tokenizer, and hashes its files. Load time covers opening,
+    /// Opens the model at `modelPath` (the built-in default model when nil) through
+    /// `ModelPipeline`, and hashes its files. Load time covers opening,
     /// converting and the tokenizer, not hashing.
     public static func open(
         modelPath: String?, tokenizerPath: String?, quant: String?, threads: Int, kvType: KVCacheType = .f16
     ) throws -> LoadedModel {
-        let path = try modelPath ?? DefaultModel.path()
-        let spec = try quant.map { try QuantSpec($0) }
         let pool = ThreadPool(threads: threads)
         let peakReset = MemoryStats.resetPeak()
-        let clock = ContinuousClock()
-        let start = clock.now
-        var model = try ModelLoader.load(path: path)
-        var quantizeSeconds: Double?
-        if let s = spec {
-            let q = clock.now
-            model = try model.quantized(s, pool: pool)
-            quantizeSeconds = (clock.now - q).seconds
-        }
-        model = try model.interleavedForDecode(pool: pool)
-        let tokenizer = try TokenizerLoader.load(for: model, path: tokenizerPath)
-        let seconds = (clock.now - start).seconds
+        let prepared = try ModelPipeline.load(
+            ModelLoadOptions(modelPath: modelPath, tokenizerPath: tokenizerPath, quant: quant, kvType: kvType), pool: pool)
+        let model = prepared.model, tokenizer = prepared.tokenizer, path = prepared.path
         let memory = MemorySnapshot(MemoryStats.current(), peakWasReset: peakReset)
         let hash = try FileHash.model(path: path)
         let tokenizerName = "\(type(of: tokenizer))" + (tokenizerPath.map { " (\($0))" } ?? "")
         return LoadedModel(
             model: model, tokenizer: tokenizer, pool: pool,
-            load: LoadInfo(seconds: seconds, quantizeSeconds: quantizeSeconds, memory: memory),
+            load: LoadInfo(seconds: prepared.seconds, quantizeSeconds: prepared.quantizeSeconds, memory: memory),
             info: ModelInfo(model, hash: hash, tokenizer: tokenizerName), kvType: kvType)
     }
 

@@ -7,7 +7,7 @@ import QBText
 /// vocabulary as tokenizer.ggml.* metadata) for f*/q* settings, an MLX folder (with the
 /// tokenizer files copied beside it) for mlx-* settings.
 public enum ModelExporter {
-    public static func export(_ model: LlamaModel, tokenizer: (any Tokenizer)?, spec: QuantSpec, to url: URL, pool: ThreadPool) throws {
+    public static func export(_ model: any LanguageModel, tokenizer: (any Tokenizer)?, spec: QuantSpec, to url: URL, pool: ThreadPool) throws {
         if spec.isMLX {
             try MLXExport.write(model, spec: spec, to: url, pool: pool)
             if let dir = model.source.directory {

@@ -50,7 +50,7 @@ public struct ModelInfo: Codable, Sendable, Equatable {
 
 extension ModelInfo {
     /// Describes `model`; `hash` is `FileHash.model(path:)` of its source.
-    public init(_ model: LlamaModel, hash: (hash: String, bytes: Int, files: [String]), tokenizer: String) {
+    public init(_ model: any LanguageModel, hash: (hash: String, bytes: Int, files: [String]), tokenizer: String) {
         let c = model.config
         path = model.source.path
         format = model.source.format.rawValue
@@ -70,11 +70,16 @@ extension ModelInfo {
     }
 }
 
-extension LlamaModel {
+extension LanguageModel {
     /// Weights of the model (norms included, a tied head counted once), counted as values
     /// whatever their packing: MLX's packed words, scales and biases do not add parameters.
     public var parameterCount: Int {
-        logicalMatrices.reduce(0) { $0 + $1.elementCount } + (weights.layers.count * 2 + 1) * config.hiddenSize
+        logicalMatrices.reduce(0) { $0 + $1.elementCount } + vectorCount
+    }
+
+    /// Values of the f32 vectors: every layer's norms (and biases), and the final norm.
+    var vectorCount: Int {
+        weights.layers.reduce(weights.finalNorm.count) { n, l in l.vectors.reduce(n) { $0 + $1.1.count } }
     }
 
     /// Every weight matrix once (a tied head is the embedding).
@@ -99,7 +104,7 @@ extension LlamaModel {
         var total = weights.embedding.byteCount
         for layer in weights.layers { total += layer.matrices.reduce(0) { $0 + $1.1.byteCount } }
         if !config.tied { total += weights.output.byteCount }
-        total += (weights.layers.count * 2 + 1) * config.hiddenSize * 4  // norms, widened to f32 at load
+        total += vectorCount * 4  // norms and biases, widened to f32 at load
         return total
     }
 
@@ -109,7 +114,7 @@ extension LlamaModel {
         return byBytes.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? "F32"
     }
 
-    /// "llama <size> <type>" as llama-bench prints a model: size from the parameter count
+    /// "<architecture> <size> <type>" as llama-bench prints a model: size from the parameter count
     /// (260K, 15M, 1B), type the most common weight format.
     public var llamaBenchName: String {
         let n = Double(parameterCount)
@@ -122,6 +127,6 @@ extension LlamaModel {
             size = String(format: "%.0fK", n / 1e3)
         }
         let type = source.quantization.map { $0.uppercased() } ?? dominantFormat.uppercased()
-        return "llama \(size) \(type)"
+        return "\(architecture.name) \(size) \(type)"
     }
 }

@@ -3,7 +3,7 @@ import QBKernels
 import QBModel
 import QBText
 
-/// `make-model`: a synthetic Llama model with its own tokenizer, as a Hugging Face folder
+/// `make-model`: a synthetic model of any preset's architecture with its own tokenizer, as a Hugging Face folder
 /// that works with nothing from outside.
 public enum ModelMaker {
     /// Writes the model as a GGUF file in `spec`'s format (e.g. f16, q8_0, q4_0), with its
@@ -14,8 +14,8 @@ public enum ModelMaker {
         defer { try? FileManager.default.removeItem(at: tmp) }
         // f16 halves the temporary folder of a 1B model; random weights lose nothing that matters.
         try make(preset: preset, seed: seed, dtype: spec.format == .f32 ? .f32 : .f16, to: tmp)
-        let model = try ModelLoader.load(path: tmp.path)
-        let tokenizer = try TokenizerLoader.load(for: model, path: nil)
+        let model = try ModelPipeline.open(path: tmp.path)
+        let tokenizer = try ModelPipeline.tokenizer(for: model, path: nil)
         try ModelExporter.export(model, tokenizer: tokenizer, spec: spec, to: file, pool: pool)
     }
 

@@ -3,7 +3,7 @@ import QBModel
 
 /// What `inspect` prints about a model.
 public enum ModelReport {
-    public static func describe(_ model: LlamaModel) -> String {
+    public static func describe(_ model: any LanguageModel) -> String {
         let c = model.config
         var lines: [String] = []
         lines.append("model: \(model.source.path)")
@@ -11,11 +11,11 @@ public enum ModelReport {
         if let q = model.source.quantization {
             lines.append("quantized at load: \(q) (matrices whose width does not fit fall back; the mix is below)")
         }
-        lines.append("architecture: llama")
+        lines.append("architecture: \(model.architecture.name)")
         lines.append("  hidden \(c.hiddenSize), layers \(c.numHiddenLayers), heads \(c.numAttentionHeads), kv heads \(c.kvHeads), head dim \(c.headDimension)")
         lines.append("  ffn \(c.intermediateSize), vocab \(c.vocabSize), context \(c.contextLength), rms eps \(c.eps)")
         var rope = "  rope theta \(c.theta), style \(model.rope.style.rawValue)"
-        if let s = c.ropeScaling, let kind = s.ropeType ?? s.type {
+        if let s = c.ropeScalingEntry, let kind = s.ropeType ?? s.type {
             rope += ", scaling \(kind) (factor \(s.factor ?? 1), low \(s.lowFreqFactor ?? 0), high \(s.highFreqFactor ?? 0), original context \(s.originalMaxPositionEmbeddings ?? 0))"
         }
         lines.append(rope)

@@ -131,7 +131,7 @@ public enum CancelPoint: Sendable, Equatable {
     case prefill(afterLayers: Int)
 }
 
-/// A llama-bench-style test run on the model directly (`LlamaModel.forward`), not
+/// A llama-bench-style test run on the model directly (`LanguageModel.forward`), not
 /// through a session, so the figures are the engine's alone.
 public struct ThroughputTest: Sendable, Equatable, Codable {
     public enum Test: String, Sendable, Codable {

@@ -23,6 +23,8 @@ public struct QuantEvaluation: Sendable {
     public var promptTokens: Int = 128
     public var generateTokens: Int = 32
     public var seed: UInt64 = BenchRunner.defaultSeed
+    /// KV cache precision, as every other command runs (`--kv-type`, default f16).
+    public var kvType: KVCacheType = .f16
     public var interrupt = InterruptFlag()
     public var progress: @Sendable (String) -> Void = { _ in }
 
@@ -55,7 +57,9 @@ public struct QuantEvaluation: Sendable {
         Double(spec.format.byteCount(rows: 1, cols: 256) * 8) / 256
     }
 
-    public func run(model base: LlamaModel, tokenizer: any Tokenizer, textPath: String, pool: ThreadPool, modelHash: String) throws -> Run {
+    /// `base` is the model as opened (`ModelPipeline.open`); each setting goes through
+    /// `ModelPipeline.prepare`, as every command's model does.
+    public func run(model base: any LanguageModel, tokenizer: any Tokenizer, textPath: String, pool: ThreadPool, modelHash: String) throws -> Run {
         guard !quants.isEmpty else { throw LocatedError(path: "--quants", "name at least one setting") }
         let specs = try quants.map { try QuantSpec($0) }
         guard Set(specs.map(\.name)).count == specs.count else { throw LocatedError(path: "--quants", "a setting is listed twice") }
@@ -74,7 +78,7 @@ public struct QuantEvaluation: Sendable {
         // Keep the reference's logits when they fit in 1 GiB; recompute them otherwise.
         let logitBytes = windows.windows.reduce(0) { $0 + $1.targets.count } * vocab * 4
         var stored: [[Float]]? = logitBytes <= 1 << 30 ? [] : nil
-        var referenceModel: LlamaModel?
+        var referenceModel: (any LanguageModel)?
         var settings: [EvalSetting?] = Array(repeating: nil, count: specs.count)
         var nll: [String: [Double]] = [:]
 
@@ -85,14 +89,14 @@ public struct QuantEvaluation: Sendable {
             let peakReset = MemoryStats.resetPeak()
             let clock = ContinuousClock()
             let t0 = clock.now
-            let model = try base.quantized(spec, pool: pool)
+            let model = try ModelPipeline.prepare(base, spec: spec, pool: pool)
             let conversion = (clock.now - t0).seconds
             if i == referenceIndex { referenceModel = model }
             let isReference = i == referenceIndex
 
             progress("\(spec.name): scoring \(windows.predictedTokens) tokens in \(windows.windows.count) windows")
-            let state = model.makeState(contextLength: window, pool: pool)
-            let referenceState = !isReference && stored == nil ? referenceModel?.makeState(contextLength: window, pool: pool) : nil
+            let state = model.makeState(contextLength: window, pool: pool, kvType: kvType)
+            let referenceState = !isReference && stored == nil ? referenceModel?.makeState(contextLength: window, pool: pool, kvType: kvType) : nil
             var nlls: [Double] = []
             var kls: [Double] = []
             var agree = 0
@@ -126,7 +130,7 @@ public struct QuantEvaluation: Sendable {
             var speeds: [ThroughputTest.Test: [Double]] = [:]
             for test in [ThroughputTest(test: .prompt, tokens: min(promptTokens, window)), ThroughputTest(test: .generate, tokens: generateTokens)] {
                 try ThroughputRunner.measure(
-                    model: model, state: model.makeState(contextLength: test.tokens, pool: pool), test: test,
+                    model: model, state: model.makeState(contextLength: test.tokens, pool: pool, kvType: kvType), test: test,
                     repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt
                 ) { run, seconds, _ in
                     if run >= warmup, seconds > 0 { speeds[test.test, default: []].append(Double(test.tokens) / seconds) }

@@ -1,9 +1,10 @@
 import Foundation
 import QBKernels
 
-/// A Llama 2 / 3 / 3.1 / 3.2 architecture, decoded straight from a Hugging Face
-/// config.json (or filled in from a llama2.c header).
-public struct LlamaConfig: Codable, Sendable, Equatable {
+/// A decoder-only transformer's shape as a Hugging Face config.json spells it (or as a GGUF
+/// file or llama2.c header fills it in). Llama, Qwen2 and Qwen3 configs share these fields;
+/// `model_type` names the architecture (`ArchitectureRegistry`), which adds its own checks.
+public struct TransformerConfig: Codable, Sendable, Equatable {
     public var hiddenSize: Int
     public var intermediateSize: Int
     public var numHiddenLayers: Int
@@ -14,6 +15,9 @@ public struct LlamaConfig: Codable, Sendable, Equatable {
     public var rmsNormEps: Float?
     public var ropeTheta: Float?
     public var ropeScaling: RopeScalingConfig?
+    /// transformers 5 writes `rope_theta` and the scaling here instead of at the top level.
+    public var ropeParameters: RopeScalingConfig?
+    public var useSlidingWindow: Bool?
     public var tieWordEmbeddings: Bool?
     public var maxPositionEmbeddings: Int?
     public var bosTokenId: Int?
@@ -38,6 +42,8 @@ public struct LlamaConfig: Codable, Sendable, Equatable {
         case rmsNormEps = "rms_norm_eps"
         case ropeTheta = "rope_theta"
         case ropeScaling = "rope_scaling"
+        case ropeParameters = "rope_parameters"
+        case useSlidingWindow = "use_sliding_window"
         case tieWordEmbeddings = "tie_word_embeddings"
         case maxPositionEmbeddings = "max_position_embeddings"
         case bosTokenId = "bos_token_id"
@@ -74,25 +80,27 @@ public struct LlamaConfig: Codable, Sendable, Equatable {
         self.architectures = ["LlamaForCausalLM"]
     }
 
-    // Defaults are Hugging Face LlamaConfig's.
+    // Defaults are Hugging Face TransformerConfig's.
     public var kvHeads: Int { numKeyValueHeads ?? numAttentionHeads }
     public var headDimension: Int { headDim ?? (numAttentionHeads > 0 ? hiddenSize / numAttentionHeads : 0) }
     public var qDim: Int { numAttentionHeads * headDimension }
     public var kvDim: Int { kvHeads * headDimension }
     public var eps: Float { rmsNormEps ?? 1e-6 }
-    public var theta: Float { ropeTheta ?? 10000 }
+    public var theta: Float { ropeTheta ?? ropeParameters?.ropeTheta ?? 10000 }
+    /// The scaling entry, wherever the config put it.
+    public var ropeScalingEntry: RopeScalingConfig? { ropeScaling ?? ropeParameters }
     public var tied: Bool { tieWordEmbeddings ?? false }
     public var contextLength: Int { maxPositionEmbeddings ?? 2048 }
 
     /// Reads and validates config.json.
-    public static func load(path: String) throws -> LlamaConfig {
+    public static func load(path: String) throws -> TransformerConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
             if !FileManager.default.fileExists(atPath: path) { throw ModelError.notFound(path: path) }
             throw ModelError.unreadable(path: path, reason: "cannot read file")
         }
-        let config: LlamaConfig
+        let config: TransformerConfig
         do {
-            config = try JSONDecoder().decode(LlamaConfig.self, from: data)
+            config = try JSONDecoder().decode(TransformerConfig.self, from: data)
         } catch let DecodingError.keyNotFound(key, ctx) {
             throw ModelError.invalidField(path: path, field: fieldPath(ctx.codingPath + [key]), reason: "missing")
         } catch let DecodingError.typeMismatch(_, ctx) {
@@ -138,16 +146,23 @@ public struct LlamaConfig: Codable, Sendable, Equatable {
         if headDimension % 2 != 0 { throw bad("head_dim", "\(headDimension) is odd; RoPE rotates pairs") }
         if let m = maxPositionEmbeddings, m <= 0 { throw bad("max_position_embeddings", "must be positive, is \(m)") }
         if let e = rmsNormEps, !(e > 0 && e < 1) { throw bad("rms_norm_eps", "\(e) is not in (0, 1)") }
-        if let t = ropeTheta, !(t > 1 && t.isFinite) { throw bad("rope_theta", "\(t) must be a finite number > 1") }
+        if let t = ropeTheta ?? ropeParameters?.ropeTheta, !(t > 1 && t.isFinite) {
+            throw bad("rope_theta", "\(t) must be a finite number > 1")
+        }
         if let act = hiddenAct, act != "silu" { throw bad("hidden_act", "\(act) is not supported (only silu)") }
-        if attentionBias == true { throw bad("attention_bias", "biases are not supported") }
-        if mlpBias == true { throw bad("mlp_bias", "biases are not supported") }
-        if let s = ropeScaling { _ = try s.llama3(path: path) }
+        if let s = ropeScalingEntry { _ = try s.llama3(path: path) }
+        try architecture(path: path).validate(self, path)
+    }
+
+    /// The architecture `model_type` names (Llama when the config names none, as llama2.c
+    /// headers and old Llama configs do).
+    public func architecture(path: String) throws -> Architecture {
+        try ArchitectureRegistry.forHuggingFace(modelType: modelType ?? "llama", path: path)
     }
 
     /// The rotary embedding this config describes.
     public func rope(style: RopeStyle, path: String = "config") throws -> Rope {
-        Rope(headDim: headDimension, theta: theta, style: style, scaling: try ropeScaling?.llama3(path: path))
+        Rope(headDim: headDimension, theta: theta, style: style, scaling: try ropeScalingEntry?.llama3(path: path))
     }
 }
 
@@ -159,8 +174,11 @@ public struct RopeScalingConfig: Codable, Sendable, Equatable {
     public var lowFreqFactor: Float?
     public var highFreqFactor: Float?
     public var originalMaxPositionEmbeddings: Int?
+    /// Only in `rope_parameters`.
+    public var ropeTheta: Float?
 
     enum CodingKeys: String, CodingKey {
+        case ropeTheta = "rope_theta"
         case ropeType = "rope_type"
         case type
         case factor
@@ -283,3 +301,6 @@ public struct MLXQuantizationConfig: Codable, Sendable, Equatable {
         return (groupSize, bits)
     }
 }
+
+/// The name this type had while Llama was the only architecture.
+public typealias LlamaConfig = TransformerConfig

@@ -1,0 +1,161 @@
+import QBKernels
+
+/// Which logits a forward call returns.
+public enum LogitsRequest: Sendable {
+    /// None (prefill of a prompt prefix).
+    case none
+    /// The last position's (generation).
+    case last
+    /// Every position's, `[count][vocab]` (evaluation and oracle tests).
+    case all
+}
+
+/// What every model holds whatever its architecture: config, rotary embedding, weights,
+/// where it came from, and the token ids it declares.
+public struct ModelParts: Sendable {
+    public var config: TransformerConfig
+    public var rope: Rope
+    public var weights: ModelWeights
+    public var source: ModelSource
+    public var stopTokens: [Int32]
+    public var bosToken: Int32?
+
+    public init(
+        config: TransformerConfig, rope: Rope, weights: ModelWeights, source: ModelSource, stopTokens: [Int32],
+        bosToken: Int32?
+    ) {
+        self.config = config
+        self.rope = rope
+        self.weights = weights
+        self.source = source
+        self.stopTokens = stopTokens
+        self.bosToken = bosToken
+    }
+}
+
+/// A decoder-only language model of any supported architecture: what generation, the
+/// runner, chat and the command line use. Immutable and shareable; all per-request state
+/// lives in an `InferenceState`.
+///
+/// An architecture supplies its layer table (`Architecture`) and its forward pass over one
+/// chunk of positions (`forwardChunk`), built from the shared steps in `TransformerSteps`;
+/// chunking, checks, quantizing and repacking are shared here.
+public protocol LanguageModel: AnyObject, Sendable {
+    /// The architecture this model type implements.
+    static var architecture: Architecture { get }
+    var parts: ModelParts { get }
+    /// Checks that `parts` hold what this architecture's forward pass reads.
+    init(parts: ModelParts) throws
+    /// One chunk of at most `state.maxBatch` positions, appended to the cache; nil when
+    /// `isCancelled` fired. Call `forward`, which checks its input and chunks it.
+    func forwardChunk(
+        _ tokens: [Int32], state: InferenceState, logits: LogitsRequest, isCancelled: () -> Bool
+    ) -> [Float]?
+}
+
+extension LanguageModel {
+    public var architecture: Architecture { Self.architecture }
+    public var config: TransformerConfig { parts.config }
+    public var rope: Rope { parts.rope }
+    public var weights: ModelWeights { parts.weights }
+    public var source: ModelSource { parts.source }
+    /// Token ids that end a generation, as the model declares them.
+    public var stopTokens: [Int32] { parts.stopTokens }
+    /// The beginning-of-sequence id the model was trained with, if it declares one.
+    public var bosToken: Int32? { parts.bosToken }
+
+    /// The same architecture over other weights (quantized, repacked).
+    public func replacing(weights: ModelWeights, source: ModelSource? = nil) throws -> Self {
+        var p = parts
+        p.weights = weights
+        if let source { p.source = source }
+        return try Self(parts: p)
+    }
+
+    /// A fresh state (KV cache and activations) for a context of `contextLength` positions.
+    /// A q8_0 cache falls back to f16 when the head dimension is not a multiple of 32.
+    /// `maxBatch` bounds the positions one forward step processes at once (prefill chunks):
+    /// larger chunks dequantize each weight tile fewer times; the activations cost
+    /// `maxBatch` x (4 x hidden + 2 x ffn) floats.
+    public func makeState(
+        contextLength: Int, pool: ThreadPool, maxBatch: Int = 512, kvType: KVCacheType = .f32
+    ) -> InferenceState {
+        let type = kvType.fits(headDim: config.headDimension) ? kvType : .f16
+        return InferenceState(config: config, contextLength: contextLength, maxBatch: maxBatch, pool: pool, kvType: type)
+    }
+
+    /// Runs `tokens` through the model at the positions following those already in
+    /// `state`'s cache, appends their keys and values, and returns the logits asked for.
+    /// Long inputs are processed in chunks of `state.maxBatch` positions.
+    ///
+    /// `isCancelled` is polled before every layer of every chunk; when it returns true the
+    /// call throws `ForwardCancelled`. The cache then holds exactly the chunks that
+    /// completed (`state.cache.length` says how many positions), so it stays usable.
+    public func forward(
+        _ tokens: [Int32], state: InferenceState, logits request: LogitsRequest = .last,
+        isCancelled: () -> Bool = { false }
+    ) throws -> [Float] {
+        let vocab = config.vocabSize
+        for t in tokens where t < 0 || Int(t) >= weights.embedding.rows {
+            throw ModelError.invalidToken(id: Int(t), vocabularySize: weights.embedding.rows)
+        }
+        let needed = state.cache.length + tokens.count
+        guard needed <= state.cache.capacity else {
+            throw ModelError.contextFull(needed: needed, capacity: state.cache.capacity)
+        }
+        var result: [Float] = []
+        if request == .all { result.reserveCapacity(tokens.count * vocab) }
+        var start = 0
+        while start < tokens.count {
+            let end = min(tokens.count, start + state.maxBatch)
+            let chunk = Array(tokens[start..<end])
+            let isLast = end == tokens.count
+            let want: LogitsRequest = request == .all ? .all : (isLast ? request : .none)
+            guard let out = forwardChunk(chunk, state: state, logits: want, isCancelled: isCancelled) else {
+                throw ForwardCancelled(processed: start)
+            }
+            if request == .all || isLast { result += out }
+            start = end
+        }
+        return result
+    }
+}
+
+/// Thrown by `LanguageModel.forward` when its `isCancelled` check fires. `processed`
+/// tokens of the call's input made it into the cache.
+public struct ForwardCancelled: Error, Equatable {
+    public let processed: Int
+}
+
+/// Per-request state of a forward pass: the KV cache and activation buffers for up to
+/// `maxBatch` positions at a time, allocated once.
+public final class InferenceState: @unchecked Sendable {
+    public let cache: KVCache
+    public let pool: ThreadPool
+    public let maxBatch: Int
+    let x, xb, q, k, v, att, hb, hb2, cos, sin: FloatBuffer
+
+    init(config c: TransformerConfig, contextLength: Int, maxBatch: Int, pool: ThreadPool, kvType: KVCacheType) {
+        self.pool = pool
+        // A chunk never needs more positions than the context holds.
+        self.maxBatch = max(1, min(maxBatch, contextLength))
+        let b = self.maxBatch
+        cache = KVCache(
+            layers: c.numHiddenLayers, kvHeads: c.kvHeads, headDim: c.headDimension, capacity: contextLength, type: kvType)
+        x = FloatBuffer(count: b * c.hiddenSize)
+        xb = FloatBuffer(count: b * max(c.hiddenSize, c.qDim))
+        q = FloatBuffer(count: b * c.qDim)
+        k = FloatBuffer(count: b * c.kvDim)
+        v = FloatBuffer(count: b * c.kvDim)
+        att = FloatBuffer(count: b * c.qDim)
+        hb = FloatBuffer(count: b * c.intermediateSize)
+        hb2 = FloatBuffer(count: b * c.intermediateSize)
+        cos = FloatBuffer(count: b * c.headDimension / 2)
+        sin = FloatBuffer(count: b * c.headDimension / 2)
+    }
+
+    /// Bytes of activation scratch (excluding the KV cache), for the memory breakdown.
+    public var scratchBytes: Int {
+        [x, xb, q, k, v, att, hb, hb2, cos, sin].reduce(0) { $0 + $1.count * 4 }
+    }
+}

@@ -1,0 +1,166 @@
+import QBKernels
+
+/// The steps decoder-only transformers are built from, over one chunk of `count`
+/// positions starting at cache position `start`: each architecture's forward pass is a
+/// sequence of these (as mlx-lm's models/ and llama.cpp's graph builders share theirs).
+/// Activations flow through the state's buffers: `x` is the residual stream, `xb` the
+/// normed input of a block, `q`/`k`/`v`/`att` attention's, `hb`/`hb2` the MLP's.
+struct TransformerSteps {
+    let config: TransformerConfig
+    let rope: Rope
+    let weights: ModelWeights
+    let s: InferenceState
+    let start: Int
+    let count: Int
+
+    init(config: TransformerConfig, rope: Rope, weights: ModelWeights, state: InferenceState, count: Int) {
+        self.config = config
+        self.rope = rope
+        self.weights = weights
+        self.s = state
+        self.start = state.cache.length
+        self.count = count
+    }
+
+    var pool: ThreadPool { s.pool }
+
+    /// x = the tokens' embedding rows.
+    func embed(_ tokens: [Int32]) {
+        for (t, id) in tokens.enumerated() {
+            weights.embedding.row(Int(id), into: s.x.pointer + t * config.hiddenSize)
+        }
+    }
+
+    /// cos and sin of every position's RoPE angles, shared by all layers.
+    func ropeAngles() {
+        let hd = config.headDimension
+        for t in 0..<count {
+            rope.angles(position: start + t, cos: s.cos.pointer + t * hd / 2, sin: s.sin.pointer + t * hd / 2)
+        }
+    }
+
+    /// xb = RMSNorm(x) with `weight`, row by row.
+    func norm(_ weight: FloatBuffer) {
+        rmsnormRows(s.x.pointer, weight, into: s.xb.pointer, rows: count)
+    }
+
+    func rmsnormRows(
+        _ x: UnsafeMutablePointer<Float>, _ weight: FloatBuffer, into out: UnsafeMutablePointer<Float>, rows: Int
+    ) {
+        let dim = config.hiddenSize
+        for t in 0..<rows {
+            Ops.rmsnorm(x + t * dim, weight: weight.pointer, out: out + t * dim, count: dim, eps: config.eps)
+        }
+    }
+
+    /// q, k, v = the projections of xb, in one pass over the activations.
+    func projectQKV(_ layer: LayerWeights) {
+        Linear.matmul(
+            [layer.wq, layer.wk, layer.wv], s.xb.pointer, [s.q.pointer, s.k.pointer, s.v.pointer], count: count,
+            pool: pool)
+    }
+
+    /// q, k, v += their biases (after the product, as transformers adds them).
+    func addQKVBiases(q: FloatBuffer, k: FloatBuffer, v: FloatBuffer) {
+        Ops.addBias(q.pointer, to: s.q.pointer, rows: count, cols: config.qDim)
+        Ops.addBias(k.pointer, to: s.k.pointer, rows: count, cols: config.kvDim)
+        Ops.addBias(v.pointer, to: s.v.pointer, rows: count, cols: config.kvDim)
+    }
+
+    /// RMSNorm of every query head with `q` and every key head with `k` (weights of one
+    /// head's width), in place.
+    func normHeads(q: FloatBuffer, k: FloatBuffer) {
+        let hd = config.headDimension
+        for (buffer, weight, heads) in [(s.q, q, count * config.numAttentionHeads), (s.k, k, count * config.kvHeads)] {
+            for h in 0..<heads {
+                let row = buffer.pointer + h * hd
+                Ops.rmsnorm(row, weight: weight.pointer, out: row, count: hd, eps: config.eps)
+            }
+        }
+    }
+
+    /// RoPE on every query and key head at its position.
+    func rotateQK() {
+        let c = config, hd = c.headDimension
+        for t in 0..<count {
+            let cs = s.cos.pointer + t * hd / 2, sn = s.sin.pointer + t * hd / 2
+            rope.apply(s.q.pointer + t * c.qDim, heads: c.numAttentionHeads, cos: cs, sin: sn)
+            rope.apply(s.k.pointer + t * c.kvDim, heads: c.kvHeads, cos: cs, sin: sn)
+        }
+    }
+
+    /// Appends k and v to layer `layer`'s cache.
+    func storeKV(layer: Int) {
+        let hd = config.headDimension, kvDim = config.kvDim
+        for h in 0..<config.kvHeads {
+            for t in 0..<count {
+                s.cache.store(
+                    layer: layer, head: h, position: start + t, key: s.k.pointer + t * kvDim + h * hd,
+                    value: s.v.pointer + t * kvDim + h * hd)
+            }
+        }
+    }
+
+    /// att = causal grouped-query attention: query head h reads KV head h / (heads /
+    /// kvHeads), position t sees positions 0 ... start + t.
+    func attention(layer: Int) {
+        let c = config
+        let hd = c.headDimension
+        let group = c.numAttentionHeads / c.kvHeads
+        let scale = 1 / Float(hd).squareRoot()
+        let cache = s.cache, s = self.s, start = self.start
+        let kvHeads = c.kvHeads
+        // One item per (position, KV head): the heads of a group read the cache once.
+        s.pool.parallelFor(count * kvHeads) { range, thread in
+            let scores = s.pool.scratch(thread: thread, floats: group * cache.capacity)
+            for item in range {
+                let t = item / kvHeads, kvh = item % kvHeads
+                let first = t * c.qDim + kvh * group * hd
+                cache.attendGroup(
+                    layer: layer, head: kvh, queries: s.q.pointer + first, group: group, count: start + t + 1,
+                    scale: scale, scores: scores, out: s.att.pointer + first)
+            }
+        }
+    }
+
+    /// x += wo att.
+    func attentionOutput(_ wo: Matrix) {
+        Linear.matmul(wo, s.att.pointer, s.xb.pointer, count: count, pool: pool)
+        Ops.add(s.xb.pointer, into: s.x.pointer, count: count * config.hiddenSize)
+    }
+
+    /// x += down(silu(gate xb) * up xb).
+    func swigluMLP(_ layer: LayerWeights) {
+        Linear.matmul([layer.gate, layer.up], s.xb.pointer, [s.hb.pointer, s.hb2.pointer], count: count, pool: pool)
+        Ops.swiglu(gate: s.hb.pointer, up: s.hb2.pointer, count: count * config.intermediateSize)
+        Linear.matmul(layer.down, s.hb.pointer, s.xb.pointer, count: count, pool: pool)
+        Ops.add(s.xb.pointer, into: s.x.pointer, count: count * config.hiddenSize)
+    }
+
+    /// Marks the chunk's positions as cached.
+    func commit() { s.cache.length = start + count }
+
+    /// The final norm and the output head over the positions asked for.
+    func logits(_ request: LogitsRequest) -> [Float] {
+        let dim = config.hiddenSize
+        switch request {
+        case .none:
+            return []
+        case .last:
+            rmsnormRows(s.x.pointer + (count - 1) * dim, weights.finalNorm, into: s.xb.pointer, rows: 1)
+            return head(rows: 1)
+        case .all:
+            rmsnormRows(s.x.pointer, weights.finalNorm, into: s.xb.pointer, rows: count)
+            return head(rows: count)
+        }
+    }
+
+    private func head(rows: Int) -> [Float] {
+        let vocab = config.vocabSize
+        return [Float](unsafeUninitializedCapacity: rows * vocab) { buf, n in
+            guard let out = buf.baseAddress else { n = 0; return }
+            Linear.matmul(weights.output, s.xb.pointer, out, count: rows, pool: pool)
+            n = rows * vocab
+        }
+    }
+}
