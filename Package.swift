@@ -49,7 +49,7 @@ let package = Package(
         // Layer 5: suites, metrics, reports.
         .target(
             name: "QBRunner",
-            dependencies: ["QBGeneration", "CQBKernels", "CTCMalloc", .product(name: "Yams", package: "Yams")],
+            dependencies: ["QBGeneration", "CTCMalloc", .product(name: "Yams", package: "Yams")],
             swiftSettings: nativeSwift),
 
         // Layer 6: the command line.

@@ -1,12 +1,15 @@
 // Private helpers shared by the C kernels (not part of the module's public headers):
 // half and bfloat16 widening, MLX scale loads, Q4_K/Q5_K 6-bit scale unpacking, the address
-// of a block in the four-row interleaved layout, nibble unpacking, the horizontal sum of
-// eight floats, and a 16x16 dword transpose.
+// of a block in the four-row interleaved layout, nibble unpacking, int8 dot steps, the
+// horizontal sum of eight floats, a 16x16 dword transpose, the f32 dot product and axpy
+// (inlined into attention as into the dense kernels), and the vector exponential shared by
+// softmax and attention.
 #ifndef QB_SCALAR_H
 #define QB_SCALAR_H
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
-#include "qb_quant.h"
+#include "qb_formats.h"
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -14,6 +17,22 @@
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
 #define QB_AVX512 1
 #endif
+
+// QB_REASSOC opens a block whose float reductions may be reassociated (vectorized).
+#define QB_REASSOC _Pragma("clang fp reassociate(on)")
+#define QB_UNROLL _Pragma("clang loop vectorize(enable) interleave_count(4)")
+
+static inline float dot_f32(const float *a, const float *b, int64_t n) {
+    QB_REASSOC
+    float s = 0;
+    QB_UNROLL
+    for (int64_t i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+static inline void axpy_f32(float a, const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
+}
 
 typedef uint16_t qb_half;
 static inline float h2f(qb_half h) { _Float16 f; memcpy(&f, &h, 2); return (float)f; }
@@ -69,6 +88,16 @@ static inline __m256i nibbles_lo_hi(const uint8_t *p) {
     return _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
 }
 
+// Signed x times signed y, summed in groups of 4 to 8 int32.
+static inline __m256i dot_s8(__m256i x, __m256i y) {
+    __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+// Unsigned u (< 128) times signed y.
+static inline __m256i dot_u8(__m256i u, __m256i y) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, y), _mm256_set1_epi16(1));
+}
+
 static inline float hsum_ps(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -104,5 +133,88 @@ static inline void transpose16x16_epi32(__m512i r[16]) {
     }
 }
 #endif
+
+// e^x for 8 (exp8) or 16 (exp16) floats, one algorithm at two widths: x = n ln2 + r with
+// |r| <= ln2/2 (ln2 split in two for an exact product), e^r by its degree-6 Taylor polynomial
+// (error below 2 ulp), times 2^n built in the exponent bits. Below EXP_LO the result
+// flushes to 0, above EXP_HI it saturates.
+#define EXP_LO (-87.33654f)
+#define EXP_HI 88.72283f
+#define EXP_LOG2E 1.44269504f
+#define EXP_LN2_HI 0.693145751953125f
+#define EXP_LN2_LO 1.428606765330187e-6f
+
+#if defined(__AVX2__)
+static inline __m256 exp8(__m256 x) {
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(EXP_LO)), _mm256_set1_ps(EXP_HI));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_HI), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_LO), r);
+    __m256 p = _mm256_set1_ps(1.0f / 720);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    // 2^n as two factors so n = -126 .. 128 stays representable.
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i h = _mm256_srai_epi32(ni, 1);
+    __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
+    __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), _mm256_set1_epi32(127)), 23));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
+    return _mm256_and_ps(y, _mm256_cmp_ps(x, _mm256_set1_ps(EXP_LO), _CMP_GT_OQ));
+}
+#endif
+
+#if defined(__AVX512F__)
+static inline __m512 exp16(__m512 x) {
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(EXP_LO)), _mm512_set1_ps(EXP_HI));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_LO), r);
+    __m512 p = _mm512_set1_ps(1.0f / 720);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    __m512i ni = _mm512_cvtps_epi32(n);
+    __m512i h = _mm512_srai_epi32(ni, 1);
+    __m512 f1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h, _mm512_set1_epi32(127)), 23));
+    __m512 f2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(ni, h), _mm512_set1_epi32(127)), 23));
+    __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, f1), f2);
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_LO), _CMP_GT_OQ), y);
+}
+#endif
+
+// x[i] = exp(x[i] - m) in place; returns their sum.
+static __attribute__((unused)) float exp_sum(float *x, int64_t n, float m) {
+    float s = 0;
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    __m512 vs16 = _mm512_setzero_ps(), vm16 = _mm512_set1_ps(m);
+    for (; i + 16 <= n; i += 16) {
+        __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm16));
+        _mm512_storeu_ps(x + i, e);
+        vs16 = _mm512_add_ps(vs16, e);
+    }
+    s += _mm512_reduce_add_ps(vs16);
+#endif
+#if defined(__AVX2__)
+    __m256 vs = _mm256_setzero_ps(), vm = _mm256_set1_ps(m);
+    for (; i + 8 <= n; i += 8) {
+        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        _mm256_storeu_ps(x + i, e);
+        vs = _mm256_add_ps(vs, e);
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, vs);
+    for (int l = 0; l < 8; l++) s += lanes[l];
+#endif
+    for (; i < n; i++) { x[i] = expf(x[i] - m); s += x[i]; }
+    return s;
+}
 
 #endif

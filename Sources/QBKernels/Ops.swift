@@ -19,15 +19,6 @@ public enum Ops {
         qb_swiglu(gate, up, Int64(count))
     }
 
-    /// out = softmax(K q · scale) V over `count` cached positions laid out `[count][headDim]`.
-    public static func attentionHead(
-        q: UnsafePointer<Float>, keys: UnsafePointer<Float>, values: UnsafePointer<Float>,
-        count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>,
-        out: UnsafeMutablePointer<Float>
-    ) {
-        qb_attention_head(q, keys, values, Int64(count), Int64(headDim), scale, scores, out)
-    }
-
     /// Adds `x` into `y`.
     public static func add(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, count: Int) {
         qb_axpy_f32(1, x, y, Int64(count))

@@ -1,4 +1,3 @@
-import CQBKernels
 import QBKernels
 
 /// The element type of a KV cache (`--kv-type`).
@@ -57,6 +56,15 @@ public final class KVCache: @unchecked Sendable {
 
     public var byteCount: Int { byteSize }
 
+    /// The kernels' row type of a narrow cache (nil for f32, which is stored as is).
+    private var narrowType: Attention.RowType? {
+        switch type {
+        case .f32: return nil
+        case .f16: return .f16
+        case .q8_0: return .q8_0
+        }
+    }
+
     /// The rows of one head's keys (`capacity` rows of `rowBytes`).
     @inline(__always) public func keyRows(layer: Int, head: Int) -> UnsafeMutableRawPointer {
         storage + ((layer * 2) * kvHeads + head) * capacity * rowBytes
@@ -70,17 +78,13 @@ public final class KVCache: @unchecked Sendable {
     @inline(__always) public func store(layer: Int, head: Int, position: Int, key: UnsafePointer<Float>, value: UnsafePointer<Float>) {
         let k = keyRows(layer: layer, head: head) + position * rowBytes
         let v = valueRows(layer: layer, head: head) + position * rowBytes
-        switch type {
-        case .f32:
+        guard let rowType = narrowType else {
             k.copyMemory(from: key, byteCount: rowBytes)
             v.copyMemory(from: value, byteCount: rowBytes)
-        case .f16:
-            qb_store_kv_f16(key, k.assumingMemoryBound(to: UInt16.self), Int64(headDim))
-            qb_store_kv_f16(value, v.assumingMemoryBound(to: UInt16.self), Int64(headDim))
-        case .q8_0:
-            qb_store_kv_q8_0(key, k, Int64(headDim))
-            qb_store_kv_q8_0(value, v, Int64(headDim))
+            return
         }
+        Attention.store(key, into: k, as: rowType, headDim: headDim)
+        Attention.store(value, into: v, as: rowType, headDim: headDim)
     }
 
     /// Attention of one query head over the first `count` positions of KV head `head`.
@@ -89,18 +93,13 @@ public final class KVCache: @unchecked Sendable {
         scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
     ) {
         let k = keyRows(layer: layer, head: head), v = valueRows(layer: layer, head: head)
-        switch type {
-        case .f32:
-            Ops.attentionHead(
+        guard let rowType = narrowType else {
+            return Ops.attentionHead(
                 q: query, keys: k.assumingMemoryBound(to: Float.self), values: v.assumingMemoryBound(to: Float.self),
                 count: count, headDim: headDim, scale: scale, scores: scores, out: out)
-        case .f16:
-            qb_attention_head_f16(
-                query, k.assumingMemoryBound(to: UInt16.self), v.assumingMemoryBound(to: UInt16.self),
-                Int64(count), Int64(headDim), scale, scores, out)
-        case .q8_0:
-            qb_attention_head_q8_0(query, k, v, Int64(count), Int64(headDim), scale, scores, out)
         }
+        Attention.head(
+            rowType, q: query, keys: k, values: v, count: count, headDim: headDim, scale: scale, scores: scores, out: out)
     }
 
     /// Attention of the `group` query heads that share KV head `head` (queries and outputs
@@ -110,7 +109,7 @@ public final class KVCache: @unchecked Sendable {
         layer: Int, head: Int, queries: UnsafePointer<Float>, group: Int, count: Int, scale: Float,
         scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
     ) {
-        if type == .f32 || headDim > 512 || headDim % 32 != 0 {
+        guard let rowType = narrowType, Attention.groupFits(headDim: headDim) else {
             for g in 0..<group {
                 attend(
                     layer: layer, head: head, query: queries + g * headDim, count: count, scale: scale,
@@ -118,9 +117,9 @@ public final class KVCache: @unchecked Sendable {
             }
             return
         }
-        qb_attention_group(
-            type == .f16 ? Int32(QB_F16) : Int32(QB_Q8_0), queries, keyRows(layer: layer, head: head), valueRows(layer: layer, head: head),
-            Int64(count), Int64(headDim), Int64(group), scale, scores, out)
+        Attention.group(
+            rowType, queries: queries, keys: keyRows(layer: layer, head: head), values: valueRows(layer: layer, head: head),
+            group: group, count: count, headDim: headDim, scale: scale, scores: scores, out: out)
     }
 
     /// The cached bytes of the first `count` positions, layer by layer and head by head

@@ -1,4 +1,3 @@
-import CQBKernels
 import Foundation
 import QBKernels
 import QBModel
@@ -57,8 +56,8 @@ public struct Roofline: Codable, Sendable {
                 return ops.reduce(0, +) / Date().timeIntervalSince(t0) / 1e9
             })
         }
-        let fma: (Int, Int64) -> Double = { i, n in qb_fma_peak_kernel(n, fsink + 8 * i) }
-        let int8: (Int, Int64) -> Double = { i, n in qb_int8_peak_kernel(n, isink + 8 * i) }
+        let fma: (Int, Int64) -> Double = { i, n in RooflineProbes.fma(iterations: n, sink: fsink + 8 * i) }
+        let int8: (Int, Int64) -> Double = { i, n in RooflineProbes.int8(iterations: n, sink: isink + 8 * i) }
         return Roofline(
             threads: threads,
             readBandwidthOneThread: bandwidth(threads: 1), readBandwidthAllThreads: bandwidth(threads: threads),
@@ -72,7 +71,7 @@ public struct Roofline: Codable, Sendable {
         let share = bytes / (256 * n) * 256
         let t0 = Date()
         pool.parallelFor(n) { range, _ in
-            for i in range { sink[i * 8] = qb_read_bandwidth_kernel(buffer + i * share, Int64(share)) }
+            for i in range { sink[i * 8] = RooflineProbes.read(buffer + i * share, bytes: share) }
         }
         return Double(share * n) / Date().timeIntervalSince(t0) / 1e9
     }
@@ -128,20 +127,6 @@ public struct Roofline: Codable, Sendable {
         | fp32 FMA (GFLOP/s) | \(String(format: "%.1f", fp32GflopsOneThread)) | \(String(format: "%.1f", fp32GflopsAllThreads)) |
         | int8 dot (GOP/s) | \(String(format: "%.1f", int8GopsOneThread)) | \(String(format: "%.1f", int8GopsAllThreads)) |
         """
-    }
-}
-
-/// The CPU as /proc/cpuinfo names it.
-public enum CPUInfo {
-    public static var modelName: String { field("model name") ?? "unknown" }
-    public static var flags: [String] { (field("flags") ?? "").split(separator: " ").map(String.init) }
-
-    static func field(_ name: String) -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix(name) {
-            if let colon = line.firstIndex(of: ":") { return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces) }
-        }
-        return nil
     }
 }
 

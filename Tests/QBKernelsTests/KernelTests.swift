@@ -1,9 +1,9 @@
 import XCTest
 @testable import QBKernels
 
-/// Each optimized kernel against its plain reference on fresh random inputs.
+/// Each optimized kernel against its plain reference on fresh random inputs (seeded per test, the seed printed).
 final class KernelTests: XCTestCase {
-    var rng = SystemRandomNumberGenerator()
+    lazy var rng = SeededGenerator(for: name)
 
     func randoms(_ n: Int, scale: Float = 1) -> [Float] {
         (0..<n).map { _ in Float.random(in: -scale...scale, using: &rng) }

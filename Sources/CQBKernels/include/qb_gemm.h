@@ -1,7 +1,8 @@
 #ifndef QB_GEMM_H
 #define QB_GEMM_H
 #include <stdint.h>
-#include "qb_quant.h"
+#include "qb_activation.h"
+#include "qb_formats.h"
 
 // Prefill products of quantized weights on int8 dot products. Every format taken here is,
 // per 32 values of a row, w = D * q + M with q unsigned (Q4_0: q in 0..15, D = d, M = -8d;

@@ -1,7 +1,8 @@
 #ifndef QB_REPACK_H
 #define QB_REPACK_H
 #include <stdint.h>
-#include "qb_quant.h"
+#include "qb_activation.h"
+#include "qb_formats.h"
 
 // Decode-time layouts: GGML blocks of four rows interleaved so one pass streams four rows
 // against a single read of the activations, with the four scales of a block gathered into

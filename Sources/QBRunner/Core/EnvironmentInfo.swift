@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import QBKernels
 
 /// Where and how a result was produced: enough to tell whether two results are
 /// comparable (same machine kind, build, thread count) and to reproduce one.

@@ -1,7 +1,10 @@
-// Dense f32/f16/bf16 kernels. Plain C that clang vectorizes for the native CPU
-// (-march=native): reassociation is allowed only inside these loops, so the
-// reduction is split across vector lanes in an order fixed by the loop itself.
-#include "qb_kernels.h"
+// Attention of query heads over a KV cache of f32, f16 or Q8_0 rows, and the stores that
+// fill the cache.
+#include "qb_attention.h"
+#include "qb_dense.h"
+#include "qb_formats.h"
+#include "qb_ops.h"
+#include "qb_quantizer.h"
 #include "qb_scalar.h"
 #include <math.h>
 #include <string.h>
@@ -9,241 +12,12 @@
 #include <immintrin.h>
 #endif
 
-// QB_REASSOC opens a block whose float reductions may be reassociated (vectorized).
-#define QB_REASSOC _Pragma("clang fp reassociate(on)")
-#define QB_UNROLL _Pragma("clang loop vectorize(enable) interleave_count(4)")
-
-float qb_dot_f32(const float *a, const float *b, int64_t n) {
-    QB_REASSOC
-    float s = 0;
-    QB_UNROLL
-    for (int64_t i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
-}
-
-void qb_axpy_f32(float a, const float *x, float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] += a * x[i];
-}
-
-void qb_matvec_f32(const float *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
-    for (int64_t r = r0; r < r1; r++) y[r] = qb_dot_f32(w + r * cols, x, cols);
-}
-
-#if defined(__AVX512F__)
-// One row of 16-bit weights against f32 activations on 64-byte vectors, four chains, the
-// stream fetched 4 KiB ahead: decode reads these rows once per token from memory, and the
-// compiler's loop (no prefetch) left a sixth of the bandwidth unused.
-static inline float dot_half_row(const uint16_t *row, const float *x, int64_t cols, int bf16) {
-    __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    int64_t i = 0;
-    for (; i + 64 <= cols; i += 64) {
-        _mm_prefetch((const char *)(row + i) + 4096, _MM_HINT_T0);
-        _mm_prefetch((const char *)(row + i) + 4160, _MM_HINT_T0);
-        for (int k = 0; k < 4; k++) {
-            __m256i h = _mm256_loadu_si256((const __m256i *)(row + i + 16 * k));
-            __m512 w = bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
-            a[k] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + i + 16 * k), a[k]);
-        }
-    }
-    float s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])));
-    for (; i < cols; i++) s += (bf16 ? bf2f(row[i]) : h2f(row[i])) * x[i];
-    return s;
-}
-#endif
-
-void qb_matvec_f16(const uint16_t *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
-    for (int64_t r = r0; r < r1; r++) {
-#if defined(__AVX512F__)
-        y[r] = dot_half_row(w + r * cols, x, cols, 0);
-#else
-        QB_REASSOC
-        const _Float16 *row = (const _Float16 *)(w + r * cols);
-        float s = 0;
-        QB_UNROLL
-        for (int64_t i = 0; i < cols; i++) s += (float)row[i] * x[i];
-        y[r] = s;
-#endif
-    }
-}
-
-void qb_matvec_bf16(const uint16_t *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
-    for (int64_t r = r0; r < r1; r++) {
-#if defined(__AVX512F__)
-        y[r] = dot_half_row(w + r * cols, x, cols, 1);
-#else
-        QB_REASSOC
-        const uint16_t *row = w + r * cols;
-        float s = 0;
-        QB_UNROLL
-        for (int64_t i = 0; i < cols; i++) s += bf2f(row[i]) * x[i];
-        y[r] = s;
-#endif
-    }
-}
-
-void qb_f16_to_f32(const uint16_t *src, float *dst, int64_t n) {
-    const _Float16 *h = (const _Float16 *)src;
-    for (int64_t i = 0; i < n; i++) dst[i] = (float)h[i];
-}
-
-void qb_bf16_to_f32(const uint16_t *src, float *dst, int64_t n) {
-    for (int64_t i = 0; i < n; i++) dst[i] = bf2f(src[i]);
-}
-
-void qb_f32_to_f16(const float *src, uint16_t *dst, int64_t n) {
-    _Float16 *h = (_Float16 *)dst;
-    for (int64_t i = 0; i < n; i++) h[i] = (_Float16)src[i];
-}
-
-void qb_f32_to_bf16(const float *src, uint16_t *dst, int64_t n) {
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &src[i], 4);
-        if ((u & 0x7fffffffu) > 0x7f800000u) { dst[i] = (uint16_t)((u >> 16) | 0x40); continue; } // quiet NaN
-        u += 0x7fffu + ((u >> 16) & 1u);
-        dst[i] = (uint16_t)(u >> 16);
-    }
-}
-
-#include <math.h>
-
-void qb_rmsnorm(const float *x, const float *weight, float *out, int64_t n, float eps) {
-    float ss = 0;
-    {
-        QB_REASSOC
-        QB_UNROLL
-        for (int64_t i = 0; i < n; i++) ss += x[i] * x[i];
-    }
-    float inv = 1.0f / sqrtf(ss / (float)n + eps);
-    for (int64_t i = 0; i < n; i++) out[i] = weight[i] * (x[i] * inv);
-}
-
-// e^x for 8 (exp8) or 16 (exp16) floats, one algorithm at two widths: x = n ln2 + r with
-// |r| <= ln2/2 (ln2 split in two for an exact product), e^r by its degree-6 Taylor polynomial
-// (error below 2 ulp), times 2^n built in the exponent bits. Below EXP_LO the result
-// flushes to 0, above EXP_HI it saturates.
-#define EXP_LO (-87.33654f)
-#define EXP_HI 88.72283f
-#define EXP_LOG2E 1.44269504f
-#define EXP_LN2_HI 0.693145751953125f
-#define EXP_LN2_LO 1.428606765330187e-6f
-
-#if defined(__AVX2__)
-static inline __m256 exp8(__m256 x) {
-    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(EXP_LO)), _mm256_set1_ps(EXP_HI));
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_HI), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(EXP_LN2_LO), r);
-    __m256 p = _mm256_set1_ps(1.0f / 720);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-    // 2^n as two factors so n = -126 .. 128 stays representable.
-    __m256i ni = _mm256_cvtps_epi32(n);
-    __m256i h = _mm256_srai_epi32(ni, 1);
-    __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
-    __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), _mm256_set1_epi32(127)), 23));
-    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
-    return _mm256_and_ps(y, _mm256_cmp_ps(x, _mm256_set1_ps(EXP_LO), _CMP_GT_OQ));
-}
-#endif
-
-#if defined(__AVX512F__)
-static inline __m512 exp16(__m512 x) {
-    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(EXP_LO)), _mm512_set1_ps(EXP_HI));
-    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_HI), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(EXP_LN2_LO), r);
-    __m512 p = _mm512_set1_ps(1.0f / 720);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    __m512i ni = _mm512_cvtps_epi32(n);
-    __m512i h = _mm512_srai_epi32(ni, 1);
-    __m512 f1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(h, _mm512_set1_epi32(127)), 23));
-    __m512 f2 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_sub_epi32(ni, h), _mm512_set1_epi32(127)), 23));
-    __m512 y = _mm512_mul_ps(_mm512_mul_ps(p, f1), f2);
-    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(EXP_LO), _CMP_GT_OQ), y);
-}
-#endif
-
-// x[i] = exp(x[i] - m) in place; returns their sum.
-static float exp_sum(float *x, int64_t n, float m) {
-    float s = 0;
-    int64_t i = 0;
-#if defined(__AVX512F__)
-    __m512 vs16 = _mm512_setzero_ps(), vm16 = _mm512_set1_ps(m);
-    for (; i + 16 <= n; i += 16) {
-        __m512 e = exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm16));
-        _mm512_storeu_ps(x + i, e);
-        vs16 = _mm512_add_ps(vs16, e);
-    }
-    s += _mm512_reduce_add_ps(vs16);
-#endif
-#if defined(__AVX2__)
-    __m256 vs = _mm256_setzero_ps(), vm = _mm256_set1_ps(m);
-    for (; i + 8 <= n; i += 8) {
-        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-        _mm256_storeu_ps(x + i, e);
-        vs = _mm256_add_ps(vs, e);
-    }
-    float lanes[8];
-    _mm256_storeu_ps(lanes, vs);
-    for (int l = 0; l < 8; l++) s += lanes[l];
-#endif
-    for (; i < n; i++) { x[i] = expf(x[i] - m); s += x[i]; }
-    return s;
-}
-
-void qb_softmax(float *x, int64_t n) {
-    if (n <= 0) return;
-    float m = x[0];
-    int64_t i = 1;
-#if defined(__AVX2__)
-    // Eight running maxima: a serial scalar max waits on itself every element. max_ps keeps
-    // its second operand when either is NaN, as the scalar comparison below does.
-    if (n >= 8) {
-        __m256 vmax = _mm256_loadu_ps(x);
-        for (i = 8; i + 8 <= n; i += 8) vmax = _mm256_max_ps(_mm256_loadu_ps(x + i), vmax);
-        float lanes[8];
-        _mm256_storeu_ps(lanes, vmax);
-        for (int l = 0; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
-    }
-#endif
-    for (; i < n; i++) m = x[i] > m ? x[i] : m;
-    float s = exp_sum(x, n, m);
-    float inv = 1.0f / s;
-    for (i = 0; i < n; i++) x[i] *= inv;
-}
-
-void qb_swiglu(float *gate, const float *up, int64_t n) {
-    int64_t i = 0;
-#if defined(__AVX2__)
-    for (; i + 8 <= n; i += 8) {
-        __m256 g = _mm256_loadu_ps(gate + i);
-        __m256 e = exp8(_mm256_sub_ps(_mm256_setzero_ps(), g));
-        __m256 silu = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
-        _mm256_storeu_ps(gate + i, _mm256_mul_ps(silu, _mm256_loadu_ps(up + i)));
-    }
-#endif
-    for (; i < n; i++) {
-        float g = gate[i];
-        gate[i] = g / (1.0f + expf(-g)) * up[i];
-    }
-}
-
 void qb_attention_head(const float *q, const float *k, const float *v, int64_t n, int64_t hd,
                        float scale, float *scores, float *out) {
-    for (int64_t j = 0; j < n; j++) scores[j] = qb_dot_f32(q, k + j * hd, hd) * scale;
+    for (int64_t j = 0; j < n; j++) scores[j] = dot_f32(q, k + j * hd, hd) * scale;
     qb_softmax(scores, n);
     for (int64_t d = 0; d < hd; d++) out[d] = 0;
-    for (int64_t j = 0; j < n; j++) qb_axpy_f32(scores[j], v + j * hd, out, hd);
+    for (int64_t j = 0; j < n; j++) axpy_f32(scores[j], v + j * hd, out, hd);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -251,7 +25,6 @@ void qb_attention_head(const float *q, const float *k, const float *v, int64_t n
 // accumulated: each cached value is read once per step, so the cache's bytes, not the
 // conversion, bound the cost at depth.
 
-#include "qb_quant.h"
 
 void qb_store_kv_f16(const float *src, uint16_t *dst, int64_t hd) { qb_f32_to_f16(src, dst, hd); }
 
@@ -425,7 +198,7 @@ static inline __attribute__((always_inline)) void attention_group16(
                 _mm512_storeu_ps(scores + g * n + j0, _mm512_mul_ps(hsum16x16(acc), _mm512_set1_ps(scale)));
                 continue;
             }
-            for (int64_t p = 0; p < t; p++) scores[g * n + j0 + p] = qb_dot_f32(w + p * hd, qg, hd) * scale;
+            for (int64_t p = 0; p < t; p++) scores[g * n + j0 + p] = dot_f32(w + p * hd, qg, hd) * scale;
         }
     }
     for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
@@ -656,7 +429,7 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
                 continue;
             }
 #endif
-            for (int64_t p = 0; p < t; p++) scores[g * n + j0 + p] = qb_dot_f32(w + p * hd, qg, hd) * scale;
+            for (int64_t p = 0; p < t; p++) scores[g * n + j0 + p] = dot_f32(w + p * hd, qg, hd) * scale;
         }
     }
     for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
@@ -683,7 +456,7 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
             for (; c0 < hd; c0++)
                 for (int64_t p = 0; p < t; p++) og[c0] += pg[p] * w[p * hd + c0];
 #else
-            for (int64_t p = 0; p < t; p++) qb_axpy_f32(pg[p], w + p * hd, og, hd);
+            for (int64_t p = 0; p < t; p++) axpy_f32(pg[p], w + p * hd, og, hd);
 #endif
         }
     }
@@ -700,3 +473,4 @@ void qb_attention_head_q8_0(const float *q, const void *k, const void *v, int64_
     for (int64_t d = 0; d < hd; d++) out[d] = 0;
     for (int64_t j = 0; j < n; j++) axpy_q8_0(scores[j], (const uint8_t *)v + j * row, out, hd);
 }
+

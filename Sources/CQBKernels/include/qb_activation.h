@@ -1,0 +1,32 @@
+#ifndef QB_ACTIVATION_H
+#define QB_ACTIVATION_H
+#include <stdint.h>
+
+// Activations quantized for integer dot products: one block per 32 values,
+// x[i] ~= d * qs[i], with s = d * sum(qs) (for formats with an offset term).
+typedef struct {
+    float d;
+    float s;
+    int8_t qs[32];
+} qb_q8a;
+
+void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n);
+
+// Activations for K-quant weights (GGML's Q8_K): one block per 256 values, x[i] ~= d * qs[i],
+// with the sums of qs per 16 values (for the formats' offsets and minimums).
+typedef struct {
+    float d;
+    int16_t s16[16];
+    int8_t qs[256];
+    // qs again, sub-blocks in the order a 64-byte load of Q4_K quants pairs them with
+    // (0, 2, 1, 3, 4, 6, 5, 7): laid out once per input, not once per row range.
+    int8_t qs_q4k[256];
+} qb_q8k;
+
+void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n);
+
+// Values per activation block a GGML type is dotted with: 256 (q8k) for Q4_K and Q6_K,
+// 32 (q8a) for the others.
+int32_t qb_activation_block(int32_t type);
+
+#endif

@@ -1,0 +1,11 @@
+#ifndef QB_DOT_MLX_H
+#define QB_DOT_MLX_H
+#include <stdint.h>
+#include "qb_activation.h"
+
+// y[r] = dot(W[r], x) for rows [r0, r1) of an MLX-quantized matrix (layout as
+// qb_dequantize_row_mlx in qb_formats.h); x is given quantized (q8a, cols/32 blocks).
+void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,
+                   const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols);
+
+#endif

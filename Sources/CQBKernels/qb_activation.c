@@ -1,0 +1,88 @@
+// Activations quantized for integer dot products: q8a (per 32 values, every format but
+// Q4_K and Q6_K, and prefill) and q8k (per 256 values, GGML's Q8_K, for Q4_K and Q6_K).
+#include "qb_activation.h"
+#include "qb_formats.h"
+#include "qb_blocks.h"
+#include <math.h>
+#include <string.h>
+
+// Rounding must match GGML's and MLX's own code: a product, then a sum, each rounded (no
+// fused multiply-add). The fast paths use explicit FMA intrinsics.
+#pragma clang fp contract(off)
+
+// ---------------------------------------------------------------------------------------
+// Activations: round-to-nearest int8 per 32 values, scale = max|x| / 127.
+
+#if defined(QB_AVX512)
+// 16 values scaled by `id`, rounded to nearest even (the default rounding mode, as lrintf),
+// stored as int8; returns their sum.
+static inline __m512i round16(__m512 v, __m512 id, int8_t *out) {
+    __m512i q = _mm512_cvtps_epi32(_mm512_mul_ps(v, id));
+    _mm_storeu_si128((__m128i *)out, _mm512_cvtsepi32_epi8(q));
+    return q;
+}
+#endif
+
+void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n) {
+    int64_t i = 0;
+#if defined(QB_AVX512)
+    // The scalar loop below, on 16-float vectors: a decode step quantizes every matrix's
+    // input on one thread while the others wait.
+    const __m512 absmask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+    for (; i < n / QK; i++) {
+        __m512 a = _mm512_loadu_ps(x + i * QK), b = _mm512_loadu_ps(x + i * QK + 16);
+        float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_and_ps(a, absmask), _mm512_and_ps(b, absmask)));
+        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
+        __m512 idv = _mm512_set1_ps(id);
+        __m512i q = _mm512_add_epi32(round16(a, idv, y[i].qs), round16(b, idv, y[i].qs + 16));
+        y[i].d = d;
+        y[i].s = d * (float)_mm512_reduce_add_epi32(q);
+    }
+#endif
+    for (; i < n / QK; i++) {
+        const float *v = x + i * QK;
+        float amax = 0;
+        for (int j = 0; j < QK; j++) amax = fmaxf(amax, fabsf(v[j]));
+        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
+        int sum = 0;
+        for (int j = 0; j < QK; j++) {
+            int q = (int)lrintf(v[j] * id);
+            y[i].qs[j] = (int8_t)q;
+            sum += q;
+        }
+        y[i].d = d;
+        y[i].s = d * (float)sum;
+    }
+}
+
+int32_t qb_activation_block(int32_t type) { return type == QB_Q4_K || type == QB_Q6_K ? 256 : 32; }
+
+void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n) {
+    for (int64_t i = 0; i < n / 256; i++) {
+        const float *v = x + 256 * i;
+        float amax = 0;
+        for (int j = 0; j < 256; j++) amax = fmaxf(amax, fabsf(v[j]));
+        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
+#if defined(QB_AVX512)
+        for (int j = 0; j < 256; j += 16) round16(_mm512_loadu_ps(v + j), _mm512_set1_ps(id), y[i].qs + j);
+#else
+        for (int j = 0; j < 256; j++) y[i].qs[j] = (int8_t)lrintf(v[j] * id);
+#endif
+        for (int g = 0; g < 16; g++) {
+            int sum = 0;
+            for (int j = 0; j < 16; j++) sum += y[i].qs[16 * g + j];
+            y[i].s16[g] = (int16_t)sum;
+        }
+        // A 64-byte load of Q4_K quants holds sub-blocks 4k and 4k + 2 in its low nibbles and
+        // 4k + 1 and 4k + 3 in its high ones.
+        for (int k = 0; k < 2; k++) {
+            const int8_t *src = y[i].qs + 128 * k;
+            int8_t *dst = y[i].qs_q4k + 128 * k;
+            memcpy(dst, src, 32);
+            memcpy(dst + 32, src + 64, 32);
+            memcpy(dst + 64, src + 32, 32);
+            memcpy(dst + 96, src + 96, 32);
+        }
+        y[i].d = d;
+    }
+}

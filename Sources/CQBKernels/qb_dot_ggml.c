@@ -1,0 +1,186 @@
+// Decode products of GGML-format rows (every format but Q4_K and Q6_K) with activations
+// quantized per 32 values (q8a). The scalar code is the definition; the AVX2 paths are
+// the fast ones for the formats that carry real models (Q4_0, Q8_0).
+#include "qb_dot_ggml.h"
+#include "qb_blocks.h"
+#include <math.h>
+#include <string.h>
+
+// Rounding must match GGML's and MLX's own code: a product, then a sum, each rounded (no
+// fused multiply-add). The fast paths use explicit FMA intrinsics.
+#pragma clang fp contract(off)
+
+// ---------------------------------------------------------------------------------------
+// Dot products of one weight row with quantized activations.
+
+static float dot_q4_0(const block_q4_0 *w, const qb_q8a *a, int64_t nb) {
+#if defined(__AVX2__)
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i q = _mm256_sub_epi8(nibbles_lo_hi(w[i].qs), _mm256_set1_epi8(8));
+        __m256i p = dot_s8(q, _mm256_loadu_si256((const __m256i *)a[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+    }
+    return hsum_ps(acc);
+#else
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int sum = 0;
+        for (int j = 0; j < 16; j++)
+            sum += ((w[i].qs[j] & 0xF) - 8) * a[i].qs[j] + ((w[i].qs[j] >> 4) - 8) * a[i].qs[j + 16];
+        s += h2f(w[i].d) * a[i].d * sum;
+    }
+    return s;
+#endif
+}
+
+static float dot_q8_0(const block_q8_0 *w, const qb_q8a *a, int64_t nb) {
+#if defined(__AVX2__)
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i p = dot_s8(_mm256_loadu_si256((const __m256i *)w[i].qs), _mm256_loadu_si256((const __m256i *)a[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+    }
+    return hsum_ps(acc);
+#else
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int sum = 0;
+        for (int j = 0; j < QK; j++) sum += w[i].qs[j] * a[i].qs[j];
+        s += h2f(w[i].d) * a[i].d * sum;
+    }
+    return s;
+#endif
+}
+
+static float dot_q4_1(const block_q4_1 *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int sum = 0;
+        for (int j = 0; j < 16; j++) sum += (w[i].qs[j] & 0xF) * a[i].qs[j] + (w[i].qs[j] >> 4) * a[i].qs[j + 16];
+        s += h2f(w[i].d) * a[i].d * sum + h2f(w[i].m) * a[i].s;
+    }
+    return s;
+}
+
+static float dot_q5_0(const block_q5_0 *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        uint32_t qh;
+        memcpy(&qh, w[i].qh, 4);
+        int sum = 0;
+        for (int j = 0; j < 16; j++) {
+            int h0 = ((qh >> j) << 4) & 0x10, h1 = (qh >> (j + 12)) & 0x10;
+            sum += (((w[i].qs[j] & 0xF) | h0) - 16) * a[i].qs[j] + (((w[i].qs[j] >> 4) | h1) - 16) * a[i].qs[j + 16];
+        }
+        s += h2f(w[i].d) * a[i].d * sum;
+    }
+    return s;
+}
+
+static float dot_q5_1(const block_q5_1 *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        uint32_t qh;
+        memcpy(&qh, w[i].qh, 4);
+        int sum = 0;
+        for (int j = 0; j < 16; j++) {
+            int h0 = ((qh >> j) << 4) & 0x10, h1 = (qh >> (j + 12)) & 0x10;
+            sum += ((w[i].qs[j] & 0xF) | h0) * a[i].qs[j] + ((w[i].qs[j] >> 4) | h1) * a[i].qs[j + 16];
+        }
+        s += h2f(w[i].d) * a[i].d * sum + h2f(w[i].m) * a[i].s;
+    }
+    return s;
+}
+
+static float dot_q5_K(const block_q5_K *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++, a += 8) {
+        float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
+        float t = 0, mins = 0;
+        for (int j = 0; j < 4; j++) {
+            const uint8_t *q = w[i].qs + 32 * j;
+            uint8_t sc0, m0, sc1, m1;
+            get_scale_min_k4(2 * j, w[i].scales, &sc0, &m0);
+            get_scale_min_k4(2 * j + 1, w[i].scales, &sc1, &m1);
+            int s0 = 0, s1 = 0;
+            for (int l = 0; l < 32; l++) {
+                int h0 = (w[i].qh[l] >> (2 * j)) & 1, h1 = (w[i].qh[l] >> (2 * j + 1)) & 1;
+                s0 += ((q[l] & 0xF) + 16 * h0) * a[2 * j].qs[l];
+                s1 += ((q[l] >> 4) + 16 * h1) * a[2 * j + 1].qs[l];
+            }
+            t += sc0 * a[2 * j].d * s0 + sc1 * a[2 * j + 1].d * s1;
+            mins += m0 * a[2 * j].s + m1 * a[2 * j + 1].s;
+        }
+        s += d * t - dmin * mins;
+    }
+    return s;
+}
+
+static float dot_iq4_xs(const block_iq4_xs *w, const qb_q8a *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(w[i].d);
+        for (int ib = 0; ib < 8; ib++, a++) {
+            int ls = ((w[i].scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((w[i].scales_h >> 2 * ib) & 3) << 4);
+            const uint8_t *qs = w[i].qs + 16 * ib;
+            int sum = 0;
+            for (int j = 0; j < 16; j++) sum += kvalues_iq4nl[qs[j] & 0xf] * a->qs[j] + kvalues_iq4nl[qs[j] >> 4] * a->qs[j + 16];
+            s += d * (ls - 32) * a->d * sum;
+        }
+    }
+    return s;
+}
+
+#if defined(__AVX2__)
+// Two Q4_0 rows against the same activations: the nibbles are used unsigned (0..15) and
+// the -8 offset is taken out afterwards with the activations' block sums, which saves the
+// sign juggling a signed product needs; sharing each activation load between two rows
+// halves the activation traffic.
+static void q4_0_two_rows(const block_q4_0 *w0, const block_q4_0 *w1, const qb_q8a *a, int64_t nb, float *y0, float *y1) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    float off0 = 0, off1 = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)a[i].qs);
+        float d0 = h2f(w0[i].d), d1 = h2f(w1[i].d), dx = a[i].d;
+        __m256 p0 = _mm256_cvtepi32_ps(dot_u8(nibbles_lo_hi(w0[i].qs), x));
+        __m256 p1 = _mm256_cvtepi32_ps(dot_u8(nibbles_lo_hi(w1[i].qs), x));
+        acc0 = _mm256_fmadd_ps(p0, _mm256_set1_ps(d0 * dx), acc0);
+        acc1 = _mm256_fmadd_ps(p1, _mm256_set1_ps(d1 * dx), acc1);
+        off0 += d0 * a[i].s;
+        off1 += d1 * a[i].s;
+    }
+    *y0 = hsum_ps(acc0) - 8 * off0;
+    *y1 = hsum_ps(acc1) - 8 * off1;
+}
+#endif
+
+
+void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
+    int64_t bs = qb_block_size(type), bb = qb_block_bytes(type);
+    if (bs <= 1) return;
+    int64_t nb = cols / bs, row_bytes = nb * bb;
+#if defined(__AVX2__)
+    if (type == QB_Q4_0) {
+        for (; r0 + 1 < r1; r0 += 2) {
+            const block_q4_0 *a = (const block_q4_0 *)((const uint8_t *)w + r0 * row_bytes);
+            q4_0_two_rows(a, a + nb, x, nb, y + r0, y + r0 + 1);
+        }
+    }
+#endif
+    for (int64_t r = r0; r < r1; r++) {
+        const void *row = (const uint8_t *)w + r * row_bytes;
+        float v = 0;
+        switch (type) {
+        case QB_Q4_0: v = dot_q4_0(row, x, nb); break;
+        case QB_Q4_1: v = dot_q4_1(row, x, nb); break;
+        case QB_Q5_0: v = dot_q5_0(row, x, nb); break;
+        case QB_Q5_1: v = dot_q5_1(row, x, nb); break;
+        case QB_Q8_0: v = dot_q8_0(row, x, nb); break;
+        case QB_Q5_K: v = dot_q5_K(row, x, nb); break;
+        case QB_IQ4_XS: v = dot_iq4_xs(row, x, nb); break;
+        default: v = NAN; break; // Q4_K and Q6_K take q8k activations: qb_matvec_kquant
+        }
+        y[r] = v;
+    }
+}

@@ -1,0 +1,235 @@
+// Decode products of Q4_K and Q6_K rows with activations quantized per 256 values (q8k).
+#include "qb_dot_kquant.h"
+#include "qb_blocks.h"
+#include <math.h>
+#include <string.h>
+
+// Rounding must match GGML's and MLX's own code: a product, then a sum, each rounded (no
+// fused multiply-add). The fast paths use explicit FMA intrinsics.
+#pragma clang fp contract(off)
+
+// Q4_K and Q6_K against activations quantized per 256 values (GGML's Q8_K): a whole
+// super-block accumulates in int32 with its sub-block scales applied as integers, and is
+// scaled to float once. Per-32 activation scales would need a float multiply-add per 32
+// values, which kept the Q6_K output head (the largest matrix of a Q4_0 file) compute-bound
+// at about 12 GB/s per core.
+
+// Portable versions: the AVX2 and AVX-512 ones below are tested equal to them.
+static float q4_K_q8k(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int32_t isum = 0, msum = 0;
+        for (int j = 0; j < 8; j++) {
+            uint8_t sc, m;
+            get_scale_min_k4(j, w[i].scales, &sc, &m);
+            const uint8_t *q = w[i].qs + 32 * (j / 2);
+            int dot = 0;
+            for (int l = 0; l < 32; l++) dot += ((j & 1) ? q[l] >> 4 : q[l] & 0xF) * a[i].qs[32 * j + l];
+            isum += sc * dot;
+            msum += m * (a[i].s16[2 * j] + a[i].s16[2 * j + 1]);
+        }
+        s += a[i].d * (h2f(w[i].d) * (float)isum - h2f(w[i].dmin) * (float)msum);
+    }
+    return s;
+}
+
+static float q6_K_q8k(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int32_t isum = 0;
+        for (int n = 0; n < 2; n++) {
+            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
+            const int8_t *sc = w[i].scales + 8 * n;
+            const int8_t *aq = a[i].qs + 128 * n;
+            for (int k = 0; k < 4; k++) {
+                int sums[2] = {0, 0};
+                for (int l = 0; l < 32; l++) {
+                    uint8_t lo = (k & 1) ? ql[l + 32] : ql[l];
+                    int q = ((k & 2) ? (lo >> 4) : (lo & 0xF)) | (((qh[l] >> (2 * k)) & 3) << 4);
+                    sums[l / 16] += (q - 32) * aq[32 * k + l];
+                }
+                isum += sc[2 * k] * sums[0] + sc[2 * k + 1] * sums[1];
+            }
+        }
+        s += a[i].d * h2f(w[i].d) * (float)isum;
+    }
+    return s;
+}
+
+#if defined(__AVX2__)
+#define PREFETCH_K 4096
+
+// pick[c]: the 16-bit element c of each 128-bit lane, repeated across the lane.
+static inline __m256i repeat16(int c) { return _mm256_set1_epi16((short)(((2 * c + 1) << 8) | (2 * c))); }
+
+// A Q4_K block's eight 6-bit scales as bytes (GGML's packing undone on three 32-bit words),
+// and sum_j min_j x (activation sum of sub-block j) as eight int32 in `msum` (each minimum
+// taken twice, against the activations' sums per 16).
+static inline uint64_t q4k_scales(const block_q4_K *w, const qb_q8k *a, __m256i *msum) {
+    uint64_t sc, mn;
+    q4k_unpack_scales(w->scales, &sc, &mn);
+    __m128i mn8 = _mm_cvtsi64_si128((long long)mn);
+    *msum = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8)), _mm256_loadu_si256((const __m256i *)a->s16));
+    return sc;
+}
+
+static float q4_K_q8k_avx2(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i pick[8];
+    for (int c = 0; c < 8; c++) pick[c] = repeat16(c);
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        __m256i msum;
+        uint64_t sc = q4k_scales(w + i, a + i, &msum);
+        // The eight scales as 16-bit values in both lanes.
+        __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+        __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
+        for (int j = 0; j < 4; j++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
+            __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j)));
+            __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j + 32)));
+            is0 = _mm256_add_epi32(is0, _mm256_madd_epi16(p0, _mm256_shuffle_epi8(sc16, pick[2 * j])));
+            is1 = _mm256_add_epi32(is1, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(sc16, pick[2 * j + 1])));
+        }
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1)), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
+    }
+    return hsum_ps(_mm256_sub_ps(acc, accm));
+}
+
+static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m03 = _mm256_set1_epi8(0x03), m0c = _mm256_set1_epi8(0x0C),
+                  m30 = _mm256_set1_epi8(0x30);
+    // Block k of a half takes scale 2k (its first 16 values, low lane) and 2k + 1 (high lane)
+    // of the half's eight, which are held in both lanes.
+    __m256i pick[4];
+    for (int k = 0; k < 4; k++) pick[k] = _mm256_permute2x128_si256(repeat16(2 * k), repeat16(2 * k + 1), 0x20);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
+        // The -32 offset of every value, through the activations' sums per 16.
+        __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)a[i].s16));
+        __m256i is0 = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5)), is1 = _mm256_setzero_si256();
+        for (int n = 0; n < 2; n++) {
+            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
+            const int8_t *aq = a[i].qs + 128 * n;
+            __m256i half = n ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
+            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m03), 4));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(h, m0c), 2));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+            for (int k = 0; k < 4; k++) {
+                __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(aq + 32 * k)));
+                __m256i m = _mm256_madd_epi16(p, _mm256_shuffle_epi8(half, pick[k]));
+                if (k & 1) is1 = _mm256_add_epi32(is1, m);
+                else is0 = _mm256_add_epi32(is0, m);
+            }
+        }
+        // Two accumulators: consecutive super-blocks' multiply-adds do not wait on each other.
+        __m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1));
+        if (i & 1) acc1 = _mm256_fmadd_ps(f, _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc1);
+        else acc0 = _mm256_fmadd_ps(f, _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc0);
+    }
+    return hsum_ps(_mm256_add_ps(acc0, acc1));
+}
+#endif
+
+#if defined(QB_AVX512)
+// The same products on 64-byte vectors. 16-bit products of quants and activations are
+// scaled and summed into 32-bit lanes by one vpdpwssd (the sub-block scales spread over the
+// lanes by a word permute), so each super-block is converted to float once.
+
+// Word index vector: lanes 0..15 take word a, lanes 16..31 word b.
+static inline __m512i pick_words(int a, int b) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)a)), _mm256_set1_epi16((short)b), 1);
+}
+
+static float q4_K_q8k_512(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i pick[4] = {pick_words(0, 2), pick_words(1, 3), pick_words(4, 6), pick_words(5, 7)};
+    __m512 acc = _mm512_setzero_ps();
+    __m256 accm = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        __m256i msum;
+        uint64_t sc = q4k_scales(w + i, a + i, &msum);
+        __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+        __m512i is[2];
+        for (int k = 0; k < 2; k++) {
+            __m512i q = _mm512_loadu_si512((const void *)(w[i].qs + 64 * k));
+            __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            __m512i p0 = _mm512_maddubs_epi16(lo, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k)));
+            __m512i p1 = _mm512_maddubs_epi16(hi, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k + 64)));
+            is[k] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, _mm512_permutexvar_epi16(pick[2 * k], sc16)), p1,
+                                        _mm512_permutexvar_epi16(pick[2 * k + 1], sc16));
+        }
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(h2f(w[i].d) * a[i].d), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
+    }
+    return _mm512_reduce_add_ps(acc) - hsum_ps(accm);
+}
+
+// Word index vector for Q6_K scales: lane j (0..31) takes scale base + j / 8.
+static inline __m512i pick_scales(int base) {
+    short v[32];
+    for (int j = 0; j < 32; j++) v[j] = (short)(base + j / 8);
+    return _mm512_loadu_si512((const void *)v);
+}
+
+static float q6_K_q8k_512(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m3 = _mm512_set1_epi8(0x03);
+    const __m512i pick[4] = {pick_scales(0), pick_scales(4), pick_scales(8), pick_scales(12)};
+    __m512 acc = _mm512_setzero_ps();
+    __m256 accc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        __m256i sc256 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
+        __m512i sc16 = _mm512_castsi256_si512(sc256);
+        // The -32 offset of every value, through the activations' sums per 16.
+        __m256i corr = _mm256_madd_epi16(sc256, _mm256_loadu_si256((const __m256i *)a[i].s16));
+        __m512i is[2];
+        for (int n = 0; n < 2; n++) {
+            __m512i ql = _mm512_loadu_si512((const void *)(w[i].ql + 64 * n));
+            __m256i h = _mm256_loadu_si256((const __m256i *)(w[i].qh + 32 * n));
+            // High bits of values 0..63 of the half: h (first 32), h >> 2 (next 32); of 64..127: h >> 4, h >> 6.
+            __m512i hl = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+            __m512i hh = _mm512_srli_epi16(hl, 4);
+            __m512i qlo = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(_mm512_and_si512(hl, m3), 4));
+            __m512i qhi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                          _mm512_slli_epi16(_mm512_and_si512(hh, m3), 4));
+            __m512i p0 = _mm512_maddubs_epi16(qlo, _mm512_loadu_si512((const void *)(a[i].qs + 128 * n)));
+            __m512i p1 = _mm512_maddubs_epi16(qhi, _mm512_loadu_si512((const void *)(a[i].qs + 128 * n + 64)));
+            is[n] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, _mm512_permutexvar_epi16(pick[2 * n], sc16)), p1,
+                                        _mm512_permutexvar_epi16(pick[2 * n + 1], sc16));
+        }
+        float dd = h2f(w[i].d) * a[i].d;
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(dd), acc);
+        accc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(corr), _mm256_set1_ps(dd), accc);
+    }
+    return _mm512_reduce_add_ps(acc) - 32.0f * hsum_ps(accc);
+}
+#endif
+
+void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
+    int64_t nb = cols / 256, row_bytes = nb * qb_block_bytes(type);
+    for (int64_t r = r0; r < r1; r++) {
+        const void *row = (const uint8_t *)w + r * row_bytes;
+#if defined(QB_AVX512)
+        y[r] = type == QB_Q4_K ? q4_K_q8k_512(row, x, nb) : type == QB_Q6_K ? q6_K_q8k_512(row, x, nb) : NAN;
+#elif defined(__AVX2__)
+        y[r] = type == QB_Q4_K ? q4_K_q8k_avx2(row, x, nb) : type == QB_Q6_K ? q6_K_q8k_avx2(row, x, nb) : NAN;
+#else
+        y[r] = type == QB_Q4_K ? q4_K_q8k(row, x, nb) : type == QB_Q6_K ? q6_K_q8k(row, x, nb) : NAN;
+#endif
+    }
+}
+
+float qb_dot_kquant_portable(int32_t type, const void *w, const qb_q8k *x, int64_t cols) {
+    return type == QB_Q4_K ? q4_K_q8k(w, x, cols / 256) : type == QB_Q6_K ? q6_K_q8k(w, x, cols / 256) : NAN;
+}

@@ -1,0 +1,244 @@
+// Decode products of MLX affine-quantized rows (4 and 8 bits, groups of 32/64/128 values)
+// with activations quantized per 32 values (q8a).
+#include "qb_dot_mlx.h"
+#include "qb_formats.h"
+#include "qb_scalar.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Rounding must match GGML's and MLX's own code: a product, then a sum, each rounded (no
+// fused multiply-add). The fast paths use explicit FMA intrinsics.
+#pragma clang fp contract(off)
+
+#if defined(__AVX2__)
+// MLX 4-bit bytes hold (even, odd) value pairs: the activations are regrouped the same way
+// once per product (all even positions of a block, then all odd ones), not once per row.
+static const qb_q8a *mlx4_shuffle(const qb_q8a *x, int64_t blocks, qb_q8a *out) {
+    const __m256i evens_odds = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                                0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    for (int64_t b = 0; b < blocks; b++) {
+        __m256i v = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)x[b].qs), evens_odds);
+        _mm256_storeu_si256((__m256i *)out[b].qs, _mm256_permute4x64_epi64(v, 0xD8));
+        out[b].d = x[b].d;
+        out[b].s = x[b].s;
+    }
+    return out;
+}
+
+static float mlx_row_avx2(int32_t bits, int64_t group, const uint8_t *row, const void *scales, const void *biases,
+                          int32_t sdtype, int64_t srow, const qb_q8a *a, const float *asum, int64_t groups) {
+    __m256 acc = _mm256_setzero_ps();
+    float bias_acc = 0;
+    int64_t blocks = group / 32;
+    for (int64_t g = 0; g < groups; g++) {
+        float sc = load_scale(scales, sdtype, srow + g), bi = load_scale(biases, sdtype, srow + g);
+        bias_acc += (bits == 8 ? bi + 128.0f * sc : bi) * asum[g];
+        for (int64_t b = 0; b < blocks; b++) {
+            const qb_q8a *ab = a + g * blocks + b;
+            __m256i x = _mm256_loadu_si256((const __m256i *)ab->qs);
+            __m256i p;
+            if (bits == 4) {
+                __m128i t = _mm_loadu_si128((const __m128i *)(row + (g * blocks + b) * 16));
+                __m128i lo = _mm_and_si128(t, _mm_set1_epi8(0x0F));
+                __m128i hi = _mm_and_si128(_mm_srli_epi16(t, 4), _mm_set1_epi8(0x0F));
+                p = dot_u8(_mm256_set_m128i(hi, lo), x);
+            } else {
+                __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(row + (g * blocks + b) * 32)),
+                                             _mm256_set1_epi8((char)0x80));
+                p = dot_s8(w, x);
+            }
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(sc * ab->d), acc);
+        }
+    }
+    return hsum_ps(acc) + bias_acc;
+}
+// Eight consecutive scales (or biases) of dtype `dtype` for blocks [b, b + 8) of a row whose
+// groups span `bpg` blocks, widened to f32 and repeated per block. Reads only the
+// 8 / bpg values those blocks use.
+static inline __m256 mlx_block_scales(const void *p, int32_t dtype, int64_t first, int64_t bpg) {
+    int n = (int)(8 / bpg);
+    __m256 v;
+    if (dtype == QB_F32) {
+        __m128 lo = n >= 4 ? _mm_loadu_ps((const float *)p + first) : n == 2 ? _mm_castpd_ps(_mm_load_sd((const double *)((const float *)p + first))) : _mm_load_ss((const float *)p + first);
+        v = n == 8 ? _mm256_loadu_ps((const float *)p + first) : _mm256_castps128_ps256(lo);
+    } else {
+        const uint16_t *h = (const uint16_t *)p + first;
+        __m128i raw = n == 8 ? _mm_loadu_si128((const __m128i *)h)
+                    : n == 4 ? _mm_loadl_epi64((const __m128i *)h)
+                    : _mm_cvtsi32_si128((int32_t)((uint32_t)h[0] | (uint32_t)h[1] << 16));
+        v = dtype == QB_F16 ? _mm256_cvtph_ps(raw) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(raw), 16));
+    }
+    if (bpg == 1) return v;
+    const __m256i idx = bpg == 2 ? _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3)
+                      : bpg == 4 ? _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1) : _mm256_setzero_si256();
+    return _mm256_permutevar8x32_ps(v, idx);
+}
+
+// 4-bit MLX rows, eight blocks per step. Bytes hold (even, odd) value pairs, so 32 bytes
+// (two blocks) give the even values of both blocks in their low nibbles and the odd ones
+// in their high nibbles; `xe`/`xo` hold the activations regrouped the same way, once per
+// call. Each block's scale times its activation scale multiplies its four integer lanes;
+// biases times the activation block sums accumulate on the side.
+static float mlx4_row(const uint8_t *row, const void *scales, const void *biases, int32_t sdtype, int64_t srow,
+                      int64_t bpg, const __m256i *xe, const __m256i *xo, const float *xd, const float *xs, int64_t blocks) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 accb = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; b += 8) {
+        _mm_prefetch((const char *)(row + 16 * b) + 1024, _MM_HINT_T0);
+        _mm_prefetch((const char *)(row + 16 * b) + 1088, _MM_HINT_T0);
+        int64_t g = srow + b / bpg;
+        __m256 sd = _mm256_mul_ps(mlx_block_scales(scales, sdtype, g, bpg), _mm256_loadu_ps(xd + b));
+        accb = _mm256_fmadd_ps(mlx_block_scales(biases, sdtype, g, bpg), _mm256_loadu_ps(xs + b), accb);
+        for (int k = 0; k < 4; k++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(row + 16 * b + 32 * k));
+            int64_t pr = b / 2 + k;
+            __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_and_si256(q, m4), xe[pr]),
+                                         _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), xo[pr]));
+            __m256 lanes = _mm256_permutevar8x32_ps(sd, _mm256_setr_epi32(2 * k, 2 * k, 2 * k, 2 * k, 2 * k + 1, 2 * k + 1, 2 * k + 1, 2 * k + 1));
+            acc[k & 1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones)), lanes, acc[k & 1]);
+        }
+    }
+    return hsum_ps(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), accb));
+}
+
+#if defined(QB_AVX512)
+// mlx4_row on 64-byte steps: a load holds four blocks, whose even (odd) activations are two
+// consecutive entries of `xe` (`xo`); vpdpbusd sums both halves into each block's 4 lanes.
+static float mlx4_row512(const uint8_t *row, const void *scales, const void *biases, int32_t sdtype, int64_t srow,
+                         int64_t bpg, const __m256i *xe, const __m256i *xo, const float *xd, const float *xs, int64_t blocks) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i first = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const __m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(4));
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    __m256 accb = _mm256_setzero_ps();
+    for (int64_t b = 0; b < blocks; b += 8) {
+        // 4 KiB ahead: a row is 1-4 KiB, and at 1 KiB the loads still waited on memory.
+        _mm_prefetch((const char *)(row + 16 * b) + 4096, _MM_HINT_T0);
+        _mm_prefetch((const char *)(row + 16 * b) + 4160, _MM_HINT_T0);
+        int64_t g = srow + b / bpg;
+        __m512 sd = _mm512_castps256_ps512(_mm256_mul_ps(mlx_block_scales(scales, sdtype, g, bpg), _mm256_loadu_ps(xd + b)));
+        accb = _mm256_fmadd_ps(mlx_block_scales(biases, sdtype, g, bpg), _mm256_loadu_ps(xs + b), accb);
+        for (int k = 0; k < 2; k++) {
+            __m512i q = _mm512_loadu_si512((const void *)(row + 16 * b + 64 * k));
+            int64_t pr = b / 2 + 2 * k;
+            __m512i p = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(q, m4), _mm512_loadu_si512((const void *)(xe + pr)));
+            p = _mm512_dpbusd_epi32(p, _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), _mm512_loadu_si512((const void *)(xo + pr)));
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_permutexvar_ps(k ? second : first, sd), acc[k]);
+        }
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) + hsum_ps(accb);
+}
+#endif
+
+// Activations for mlx4_row: for each pair of blocks, their even values then their odd ones.
+static void mlx4_regroup(const qb_q8a *x, int64_t blocks, __m256i *xe, __m256i *xo, float *xd, float *xs) {
+    const __m256i evens_odds = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                                0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    for (int64_t b = 0; b < blocks; b += 2) {
+        // Within each block: 16 evens then 16 odds (per 128-bit lane: 8 + 8).
+        __m256i a0 = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)x[b].qs), evens_odds), 0xD8);
+        __m256i a1 = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)x[b + 1].qs), evens_odds), 0xD8);
+        xe[b / 2] = _mm256_permute2x128_si256(a0, a1, 0x20);
+        xo[b / 2] = _mm256_permute2x128_si256(a0, a1, 0x31);
+    }
+    for (int64_t b = 0; b < blocks; b++) {
+        xd[b] = x[b].d;
+        xs[b] = x[b].s;
+    }
+}
+#endif
+
+// Sum over one group of q * a (integer, per 32-value block scaled by the block's d).
+static float mlx_group_dot(int32_t bits, const uint8_t *qb, const qb_q8a *a, int64_t blocks) {
+#if defined(__AVX2__)
+    __m256 acc = _mm256_setzero_ps();
+    if (bits == 4) {
+        // Bytes hold (even, odd) value pairs; gather the activations the same way.
+        const __m256i evens_odds = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                                    0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+        for (int64_t b = 0; b < blocks; b++) {
+            __m128i t = _mm_loadu_si128((const __m128i *)(qb + 16 * b));
+            __m128i lo = _mm_and_si128(t, _mm_set1_epi8(0x0F));
+            __m128i hi = _mm_and_si128(_mm_srli_epi16(t, 4), _mm_set1_epi8(0x0F));
+            __m256i w = _mm256_set_m128i(hi, lo);
+            __m256i x = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)a[b].qs), evens_odds);
+            x = _mm256_permute4x64_epi64(x, 0xD8);  // (0, 2, 1, 3): all evens, then all odds
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_u8(w, x)), _mm256_set1_ps(a[b].d), acc);
+        }
+    } else {
+        for (int64_t b = 0; b < blocks; b++) {
+            // q - 128 is a signed byte; the 128 * sum(a) it removes is added back by the caller.
+            __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(qb + 32 * b)), _mm256_set1_epi8((char)0x80));
+            __m256i p = dot_s8(w, _mm256_loadu_si256((const __m256i *)a[b].qs));
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(a[b].d), acc);
+        }
+    }
+    return hsum_ps(acc);
+#else
+    float s = 0;
+    for (int64_t b = 0; b < blocks; b++) {
+        int sum = 0;
+        for (int j = 0; j < 32; j++) {
+            int v = bits == 4 ? ((qb[16 * b + j / 2] >> (4 * (j & 1))) & 0xF) : (int)qb[32 * b + j] - 128;
+            sum += v * a[b].qs[j];
+        }
+        s += a[b].d * sum;
+    }
+    return s;
+#endif
+}
+
+void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,
+                   const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
+    int64_t groups = cols / group, words = cols * bits / 32, blocks = group / 32;
+    int64_t group_bytes = group * bits / 8;
+    float offset = bits == 8 ? 128.0f : 0.0f;
+#if defined(__AVX2__)
+    if (bits == 4 && blocks <= 8 && (cols / 32) % 8 == 0 && cols <= 65536) {
+        int64_t nblk = cols / 32;
+        __m256i *xe = aligned_alloc(32, (size_t)nblk * 32), *xo = aligned_alloc(32, (size_t)nblk * 32);
+        float *xd = malloc((size_t)nblk * 2 * sizeof(float));
+        if (xe && xo && xd) {
+            mlx4_regroup(x, nblk, xe, xo, xd, xd + nblk);
+            for (int64_t r = r0; r < r1; r++)
+#if defined(QB_AVX512)
+                y[r] = mlx4_row512((const uint8_t *)(w + r * words), scales, biases, sdtype, r * groups, blocks, xe, xo, xd, xd + nblk, nblk);
+#else
+                y[r] = mlx4_row((const uint8_t *)(w + r * words), scales, biases, sdtype, r * groups, blocks, xe, xo, xd, xd + nblk, nblk);
+#endif
+        }
+        free(xe);
+        free(xo);
+        free(xd);
+        if (xe && xo && xd) return;
+    }
+    if (groups <= 4096) {
+        // Per-group activation sums and (4-bit) regrouped activations, once per call.
+        float asum[4096];
+        qb_q8a shuffled[bits == 4 ? cols / 32 : 1];
+        for (int64_t g = 0; g < groups; g++) {
+            float t = 0;
+            for (int64_t k = 0; k < blocks; k++) t += x[g * blocks + k].s;
+            asum[g] = t;
+        }
+        const qb_q8a *xa = bits == 4 ? mlx4_shuffle(x, cols / 32, shuffled) : x;
+        for (int64_t r = r0; r < r1; r++)
+            y[r] = mlx_row_avx2(bits, group, (const uint8_t *)(w + r * words), scales, biases, sdtype, r * groups, xa, asum, groups);
+        return;
+    }
+#endif
+    for (int64_t r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)(w + r * words);
+        float v = 0;
+        for (int64_t g = 0; g < groups; g++) {
+            float sc = load_scale(scales, sdtype, r * groups + g), b = load_scale(biases, sdtype, r * groups + g);
+            const qb_q8a *a = x + g * blocks;
+            float asum = 0;
+            for (int64_t k = 0; k < blocks; k++) asum += a[k].s;
+            v += sc * mlx_group_dot(bits, row + g * group_bytes, a, blocks) + (b + offset * sc) * asum;
+        }
+        y[r] = v;
+    }
+}

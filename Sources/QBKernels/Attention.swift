@@ -1,0 +1,69 @@
+import CQBKernels
+
+/// Attention over a KV cache of one KV head (`qb_attention.c`): the stores that fill
+/// narrow caches and the kernels that read them. Each cache holds rows of `headDim`
+/// values laid out `[position][row]`; `Reference.attentionHead` is the plain definition.
+public enum Attention {
+    /// The narrow element types the cache kernels read and write (f32 rows go through
+    /// `Ops.attentionHead`).
+    public enum RowType: Sendable {
+        /// IEEE half precision, rounded to nearest even.
+        case f16
+        /// GGML's Q8_0 blocks (an f16 scale and 32 int8 values); `headDim` a multiple of 32.
+        case q8_0
+
+        var ggmlID: Int32 { self == .f16 ? Int32(QB_F16) : Int32(QB_Q8_0) }
+    }
+
+    /// Converts one row of `headDim` f32 values into `dst` as `type`.
+    public static func store(_ src: UnsafePointer<Float>, into dst: UnsafeMutableRawPointer, as type: RowType, headDim: Int) {
+        switch type {
+        case .f16: qb_store_kv_f16(src, dst.assumingMemoryBound(to: UInt16.self), Int64(headDim))
+        case .q8_0: qb_store_kv_q8_0(src, dst, Int64(headDim))
+        }
+    }
+
+    /// out = softmax(K q · scale) V for one query head over `count` cached rows of `type`.
+    /// Against Q8_0 rows the query is rounded to Q8_0 first (as GGML does), for integer dot
+    /// products. `scores` has room for `count` floats.
+    public static func head(
+        _ type: RowType, q: UnsafePointer<Float>, keys: UnsafeRawPointer, values: UnsafeRawPointer,
+        count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
+    ) {
+        switch type {
+        case .f16:
+            qb_attention_head_f16(
+                q, keys.assumingMemoryBound(to: UInt16.self), values.assumingMemoryBound(to: UInt16.self),
+                Int64(count), Int64(headDim), scale, scores, out)
+        case .q8_0:
+            qb_attention_head_q8_0(q, keys, values, Int64(count), Int64(headDim), scale, scores, out)
+        }
+    }
+
+    /// Whether `group` can take rows of `headDim` values (at most 512, a multiple of 32).
+    public static func groupFits(headDim: Int) -> Bool { headDim <= 512 && headDim % 32 == 0 }
+
+    /// The `group` query heads that share one KV head (grouped-query attention), queries and
+    /// outputs `group` x `headDim` contiguous, over `count` cached rows of `type`: each cached
+    /// row is read once for the whole group. `scores` has room for `group` x `count` floats;
+    /// `headDim` must satisfy `groupFits`.
+    public static func group(
+        _ type: RowType, queries: UnsafePointer<Float>, keys: UnsafeRawPointer, values: UnsafeRawPointer,
+        group: Int, count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>
+    ) {
+        qb_attention_group(
+            type.ggmlID, queries, keys, values, Int64(count), Int64(headDim), Int64(group), scale, scores, out)
+    }
+}
+
+extension Ops {
+    /// out = softmax(K q · scale) V over `count` cached f32 positions laid out `[count][headDim]`.
+    public static func attentionHead(
+        q: UnsafePointer<Float>, keys: UnsafePointer<Float>, values: UnsafePointer<Float>,
+        count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>
+    ) {
+        qb_attention_head(q, keys, values, Int64(count), Int64(headDim), scale, scores, out)
+    }
+}

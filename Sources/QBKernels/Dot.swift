@@ -1,0 +1,25 @@
+import CQBKernels
+
+/// Decode: one activation row against every weight format. The int8 dot products are
+/// `qb_dot_ggml.c`, `qb_dot_kquant.c` and `qb_dot_mlx.c`; dense rows `qb_dense.c`;
+/// interleaved Q4_0/Q8_0 rows `qb_repack.c`.
+extension Linear {
+    /// Units [u0, u1) of `w` (rows, or four-row groups when interleaved) against `input`.
+    static func rows(_ w: Matrix, _ input: QuantizedInput, _ y: UnsafeMutablePointer<Float>, _ u0: Int, _ u1: Int) {
+        let r0 = Int64(u0), r1 = Int64(u1), cols = Int64(w.cols), x = input.x
+        if w.layout == .interleaved4 {
+            return qb_matvec_repacked(w.format.ggmlID, w.base, input.q8a, y, r0, r1, cols)
+        }
+        switch w.format {
+        case .dense(.f32): qb_matvec_f32(w.base.assumingMemoryBound(to: Float.self), x, y, r0, r1, cols)
+        case .dense(.f16): qb_matvec_f16(w.base.assumingMemoryBound(to: UInt16.self), x, y, r0, r1, cols)
+        case .dense(.bf16): qb_matvec_bf16(w.base.assumingMemoryBound(to: UInt16.self), x, y, r0, r1, cols)
+        case .ggml(let t) where t.activationBlock == 256: qb_matvec_kquant(t.rawValue, w.base, input.q8k, y, r0, r1, cols)
+        case .ggml(let t): qb_matvec_ggml(t.rawValue, w.base, input.q8a, y, r0, r1, cols)
+        case .mlx(let q):
+            qb_matvec_mlx(
+                Int32(q.bits), Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases,
+                q.scaleType.ggmlID, input.q8a, y, r0, r1, cols)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import CQBKernels
+
+/// Prefill: products over several activation rows on the tiles of `qb_gemm.c` and
+/// `qb_gemm_half.c`.
+extension Linear {
+    /// Whether this CPU has the 16-bit float prefill kernel (AVX-512); without it f16 and
+    /// bf16 weights are widened per tile for sgemm.
+    static let halfKernel = qb_gemm_half(Int32(QB_F16), nil, 0, 0, 16, nil, 0, nil, 0) != 0
+
+    /// Rows per task of the 16-bit float product: fixed, so results do not depend on the
+    /// thread count.
+    static let halfRowsPerTask = 64
+
+    /// Y = X Wᵀ for f16/bf16 weights read in their stored width (`qb_gemm_half`): the
+    /// f32 FMA peak is within reach, where OpenBLAS on this machine's Haswell kernels reaches
+    /// half of it and needs each tile widened first.
+    static func matmulHalf(
+        _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
+    ) {
+        let tasks = (w.rows + halfRowsPerTask - 1) / halfRowsPerTask
+        let base = w.base.assumingMemoryBound(to: UInt16.self), type = w.format.ggmlID
+        pool.parallelFor(tasks) { range, _ in
+            for t in range {
+                let r0 = t * halfRowsPerTask, r1 = min(w.rows, r0 + halfRowsPerTask)
+                _ = qb_gemm_half(
+                    type, base, Int64(r0), Int64(r1), Int64(w.cols), x, Int64(count), y, Int64(w.rows))
+            }
+        }
+    }
+
+    /// Whether products with `w` over several activation rows quantize the activations to
+    /// int8 (quantized weights on integer dot products) rather than widening the weights to f32.
+    public static func prefillQuantizesActivations(_ w: Matrix) -> Bool { IntTiles.fits(w) }
+
+    /// Tiles of 16 weight rows per task group; activation rows per pass over a group (their
+    /// int8 blocks stay in L1/L2 while every tile of the group is multiplied with them).
+    static let tilesPerTask = 4
+    static let tileColumnBlock = 16
+
+    /// Y = X Wᵀ on int8 dot products: X quantized per 32 values (as decode quantizes for
+    /// 32-value formats), weights unpacked once per product into 16-row tiles (`qb_gemm.h`).
+    static func matmulInt8(
+        _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
+    ) {
+        let nb = w.cols / 32, cols = Int64(w.cols), rows = w.rows
+        let sixBit = w.format == .ggml(.q6_K)
+        let xBytes = count * nb * MemoryLayout<qb_q8a>.stride
+        let raw = pool.activationScratch(bytes: xBytes + (sixBit ? count * nb * 8 : 0))
+        let xq = raw.bindMemory(to: qb_q8a.self, capacity: count * nb)
+        let s16 = (raw + xBytes).assumingMemoryBound(to: Float.self)
+        pool.parallelFor(count, grain: 8) { range, _ in
+            for c in range {
+                qb_quantize_q8a(x + c * w.cols, xq + c * nb, cols)
+                if sixBit { qb_q8a_sums16(xq + c * nb, Int64(nb), s16 + c * nb * 2) }
+            }
+        }
+        let tileRows = Int(QB_TILE_ROWS)
+        let tileBytes = nb * Int(sixBit ? QB_TILE6_BLOCK_BYTES : QB_TILE_BLOCK_BYTES)
+        pool.parallelFor(rows / tileRows, grain: tilesPerTask) { range, thread in
+            let scratch = UnsafeMutableRawPointer(pool.scratch(thread: thread, floats: (range.count * tileBytes + 3) / 4))
+                .assumingMemoryBound(to: UInt8.self)
+            for (i, t) in range.enumerated() { IntTiles.pack(w, rows: t * tileRows, into: scratch + i * tileBytes) }
+            var c0 = 0
+            while c0 < count {
+                let n = min(tileColumnBlock, count - c0)
+                for (i, t) in range.enumerated() {
+                    let tile = scratch + i * tileBytes, out = y + c0 * rows + t * tileRows
+                    if sixBit {
+                        qb_gemm_tile6(tile, xq + c0 * nb, s16 + c0 * nb * 2, Int64(n), cols, out, Int64(rows))
+                    } else {
+                        qb_gemm_tile(tile, xq + c0 * nb, Int64(n), cols, out, Int64(rows))
+                    }
+                }
+                c0 += n
+            }
+        }
+    }
+}
+
+/// Which matrices the int8 product takes, and how their rows are unpacked.
+enum IntTiles {
+    /// Whether 8-bit values multiply exactly on this CPU (VNNI); otherwise 8-bit formats
+    /// take the f32 path.
+    static let wideValues = qb_gemm_wide_values() != 0
+
+    static func fits(_ w: Matrix) -> Bool {
+        guard w.rows % Int(QB_TILE_ROWS) == 0, w.cols % 32 == 0 else { return false }
+        switch w.format {
+        case .ggml(.q4_0): return true
+        case .ggml(.q8_0): return wideValues
+        case .ggml(.q4_K), .ggml(.q6_K): return w.layout == .rows
+        case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout == .rows
+        default: return false
+        }
+    }
+
+    static func pack(_ w: Matrix, rows r0: Int, into tile: UnsafeMutablePointer<UInt8>) {
+        if case .mlx(let q) = w.format {
+            qb_pack_tile_mlx(
+                Int32(q.bits), Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases,
+                q.scaleType.ggmlID, Int64(r0), Int64(w.cols), tile)
+        } else if w.format == .ggml(.q6_K) {
+            qb_pack_tile_q6k(w.base, Int64(r0), Int64(w.cols), tile)
+        } else {
+            qb_pack_tile_ggml(w.format.ggmlID, w.layout == .interleaved4 ? 1 : 0, w.base, Int64(r0), Int64(w.cols), tile)
+        }
+    }
+}
