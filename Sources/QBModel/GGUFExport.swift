@@ -1,4 +1,5 @@
 import Foundation
+import QBFormats
 import QBKernels
 
 /// Writes a Llama model as a GGUF file llama.cpp can run: llama.* metadata, GGML tensor

@@ -1,4 +1,5 @@
 import Foundation
+import QBFormats
 import QBKernels
 
 /// A Llama model from a GGUF file: the `llama.*` metadata, GGML tensor names, any of the

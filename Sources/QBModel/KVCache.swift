@@ -1,4 +1,5 @@
 import CQBKernels
+import QBFormats
 import QBKernels
 
 /// The element type of a KV cache (`--kv-type`).

@@ -1,4 +1,5 @@
 import Foundation
+import QBFormats
 import QBKernels
 
 /// A Llama 2 / 3 / 3.1 / 3.2 architecture, decoded straight from a Hugging Face
