@@ -19,6 +19,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // System libraries.
@@ -51,7 +52,10 @@ let package = Package(
         .target(name: "QBJinja", dependencies: ["QBSupport"], swiftSettings: nativeSwift),
 
         // Layer 3 too, beside QBModel: tokenizers, detokenizer, chat templates.
-        .target(name: "QBText", dependencies: ["QBFormats", "QBJinja", "QBSupport"], swiftSettings: nativeSwift),
+        .target(
+            name: "QBText",
+            dependencies: ["QBFormats", "QBJinja", "QBSupport", .product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: nativeSwift),
 
         // Layer 4: sampling and the token stream.
         .target(name: "QBGeneration", dependencies: ["QBModel", "QBText"], swiftSettings: nativeSwift),
