@@ -19,6 +19,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     ],
     targets: [
         // System libraries.
@@ -29,6 +30,10 @@ let package = Package(
             name: "CTCMalloc", path: "Sources/CTCMalloc", pkgConfig: "libtcmalloc",
             providers: [.apt(["libgoogle-perftools-dev"])]),
 
+        // Layer 0: what every layer shares (JSON, seeded generators, atomic files, the
+        // cancellation flag, quantiles). Depends on nothing.
+        .target(name: "QBSupport", swiftSettings: nativeSwift),
+
         // Layer 1: kernels. C holds only what needs intrinsics or a spinning thread pool;
         // every C kernel has a plain Swift reference in QBKernels.
         .target(name: "CQBKernels", path: "Sources/CQBKernels", cSettings: nativeC),
@@ -37,11 +42,20 @@ let package = Package(
             dependencies: ["CQBKernels", "CBLAS"],
             swiftSettings: nativeSwift),
 
-        // Layer 2: model formats, configs, forward pass, synthetic models.
-        .target(name: "QBModel", dependencies: ["QBKernels"], swiftSettings: nativeSwift),
+        // Layer 2: model files (GGUF, safetensors) read and written without the kernels.
+        .target(name: "QBFormats", dependencies: ["QBSupport"], swiftSettings: nativeSwift),
 
-        // Layer 3: tokenizers, detokenizer, chat templates.
-        .target(name: "QBText", dependencies: ["QBModel"], swiftSettings: nativeSwift),
+        // Layer 3: configs, forward pass, quantize-at-load, synthetic models.
+        .target(name: "QBModel", dependencies: ["QBKernels", "QBFormats", "QBSupport"], swiftSettings: nativeSwift),
+
+        // Layer 2 too: the Jinja engine that chat templates are written in.
+        .target(name: "QBJinja", dependencies: ["QBSupport"], swiftSettings: nativeSwift),
+
+        // Layer 3 too, beside QBModel: tokenizers, detokenizer, chat templates.
+        .target(
+            name: "QBText",
+            dependencies: ["QBFormats", "QBJinja", "QBSupport", .product(name: "HeapModule", package: "swift-collections")],
+            swiftSettings: nativeSwift),
 
         // Layer 4: sampling and the token stream.
         .target(name: "QBGeneration", dependencies: ["QBModel", "QBText"], swiftSettings: nativeSwift),
@@ -63,14 +77,16 @@ let package = Package(
             linkerSettings: [.linkedLibrary("tcmalloc")]),
 
         .testTarget(name: "QBKernelsTests", dependencies: ["QBKernels"], swiftSettings: nativeSwift),
-        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText"], swiftSettings: nativeSwift),
-        .testTarget(name: "QBTextTests", dependencies: ["QBText"], exclude: ["oracles"], swiftSettings: nativeSwift),
+        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText", "QBFormats", "QBSupport"], swiftSettings: nativeSwift),
         .testTarget(
-            name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner"], swiftSettings: nativeSwift),
-        .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner"], swiftSettings: nativeSwift),
+            name: "QBTextTests", dependencies: ["QBText", "QBJinja", "QBFormats", "QBSupport"], exclude: ["oracles"],
+            swiftSettings: nativeSwift),
+        .testTarget(
+            name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner", "QBSupport"], swiftSettings: nativeSwift),
+        .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport"], swiftSettings: nativeSwift),
         .testTarget(name: "CLITests", dependencies: ["quantbench"], swiftSettings: nativeSwift),
         .testTarget(
-            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner"], exclude: ["oracles"],
+            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport"], exclude: ["oracles"],
             swiftSettings: nativeSwift),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import QBText
 
 /// The default sampler: logit bias, penalties, top-k, top-p, min-p, temperature, one draw

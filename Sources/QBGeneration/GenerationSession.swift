@@ -1,5 +1,6 @@
 import QBKernels
 import QBModel
+import QBSupport
 import QBText
 
 /// A model with its own KV cache, serving one request at a time.

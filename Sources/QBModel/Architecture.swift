@@ -1,3 +1,4 @@
+import QBFormats
 import QBKernels
 
 /// One model architecture: what files call it, the tensors each of its layers holds, the

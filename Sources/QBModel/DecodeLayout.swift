@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import QBKernels
+import QBFormats
 
 extension LanguageModel {
     /// This model with every Q4_0 and Q8_0 matrix repacked into the four-row interleaved

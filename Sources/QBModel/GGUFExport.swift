@@ -1,4 +1,5 @@
 import Foundation
+import QBFormats
 import QBKernels
 
 /// Writes a model as a GGUF file llama.cpp can run: `<architecture>.*` metadata, GGML

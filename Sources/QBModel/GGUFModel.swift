@@ -1,4 +1,5 @@
 import Foundation
+import QBFormats
 import QBKernels
 
 /// A model from a GGUF file: the `<architecture>.*` metadata, GGML tensor names, any of

@@ -1,4 +1,5 @@
 import Foundation
+import QBFormats
 import QBKernels
 
 /// A Hugging Face model folder: config.json plus model.safetensors or a sharded

@@ -1,3 +1,4 @@
+import QBFormats
 import QBKernels
 
 /// The element type of a KV cache (`--kv-type`).

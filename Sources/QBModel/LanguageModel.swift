@@ -1,3 +1,4 @@
+import QBFormats
 import QBKernels
 
 /// Which logits a forward call returns.

@@ -1,3 +1,4 @@
+import QBFormats
 import QBKernels
 
 /// Llama 2 / 3 / 3.1 / 3.2 (and llama2.c's models): pre-norm attention with RoPE and

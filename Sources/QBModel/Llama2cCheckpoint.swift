@@ -1,3 +1,4 @@
+import QBFormats
 import QBKernels
 
 /// llama2.c checkpoints (Karpathy's run.c format), read in place.

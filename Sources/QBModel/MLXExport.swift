@@ -1,5 +1,7 @@
 import Foundation
+import QBFormats
 import QBKernels
+import QBSupport
 
 /// Writes a model as an MLX-quantized Hugging Face folder (the layout mlx-community
 /// publishes): config.json with a `quantization` entry, and model.safetensors holding
@@ -103,10 +105,10 @@ public enum MLXExport {
         config.torchDtype = "float32"
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicFile.write(try encoder.encode(config), to: directory.appendingPathComponent("config.json"))
+        try AtomicWriter.write(try encoder.encode(config), to: directory.appendingPathComponent("config.json"))
 
         let target = directory.appendingPathComponent("model.safetensors")
-        try AtomicFile.produce(at: target) { tmp in
+        try AtomicWriter.produce(at: target) { tmp in
             try SafetensorsWriter.writeRaw(
                 path: tmp.path,
                 tensors: entries.map {

@@ -1,4 +1,5 @@
 import Foundation
+import QBFormats
 
 /// Opens a model from a path of any supported kind: a Hugging Face folder (or a
 /// .safetensors file inside one), a GGUF file, or a llama2.c checkpoint; the file says

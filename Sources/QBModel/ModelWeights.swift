@@ -1,3 +1,4 @@
+import QBFormats
 import QBKernels
 
 /// A layer tensor as the model holds it.

@@ -1,3 +1,4 @@
+import QBFormats
 import QBKernels
 
 /// A quantization setting as the command line names it (`--quant SPEC`).

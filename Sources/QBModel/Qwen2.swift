@@ -1,3 +1,4 @@
+import QBFormats
 import QBKernels
 
 /// Qwen2 and Qwen2.5: Llama's block with biases on the Q, K and V projections.

@@ -1,3 +1,4 @@
+import QBFormats
 import QBKernels
 
 /// Qwen3 (dense): Llama's block with an RMSNorm on every query and key head before RoPE,

@@ -1,5 +1,7 @@
 import Foundation
+import QBFormats
 import QBKernels
+import QBSupport
 
 /// Deterministic random-weight models of any supported architecture: the same preset, seed and dtype always give
 /// byte-identical files. They exercise the real loading and compute paths at any shape;
@@ -83,11 +85,11 @@ public enum SyntheticModel {
 
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicFile.write(try encoder.encode(config), to: directory.appendingPathComponent("config.json"))
+        try AtomicWriter.write(try encoder.encode(config), to: directory.appendingPathComponent("config.json"))
 
         let decls = try declarations(config, dtype: dtype)
         let target = directory.appendingPathComponent("model.safetensors")
-        try AtomicFile.produce(at: target) { tmp in
+        try AtomicWriter.produce(at: target) { tmp in
             try SafetensorsWriter.write(path: tmp.path, declarations: decls) { d, start, chunk in
                 fill(chunk, name: d.name, start: start, config: config, seed: seed)
             }
@@ -127,51 +129,4 @@ public enum SyntheticModel {
         }
     }
 
-}
-
-/// SplitMix64 (Steele, Lea and Flood 2014): tiny, fast and fully specified, so synthetic
-/// weights are identical on every machine and build.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
-    public var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1) with 53 bits.
-    public mutating func nextUnit() -> Double { Double(next() >> 11) * 0x1p-53 }
-}
-
-/// 64-bit FNV-1a of a string's UTF-8: a stable seed derived from a name.
-public enum FNV1a {
-    public static func hash(_ s: String) -> UInt64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-        return h
-    }
-}
-
-/// Writes files so that a reader never sees a half-written one: data goes to a
-/// temporary file beside the target, which is then renamed over it.
-public enum AtomicFile {
-    public static func write(_ data: Data, to url: URL) throws {
-        try produce(at: url) { tmp in try data.write(to: tmp) }
-    }
-
-    public static func produce(at url: URL, _ body: (URL) throws -> Void) throws {
-        let tmp = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        do {
-            try body(tmp)
-            if rename(tmp.path, url.path) != 0 {
-                throw ModelError.unreadable(path: url.path, reason: "rename: " + String(cString: strerror(errno)))
-            }
-        } catch {
-            try? FileManager.default.removeItem(at: tmp)
-            throw error
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import QBFormats
 import QBKernels
 
 /// A decoder-only transformer's shape as a Hugging Face config.json spells it (or as a GGUF

@@ -1,6 +1,7 @@
 import Foundation
 import QBKernels
 import QBModel
+import QBSupport
 
 /// This machine's ceilings, measured: read bandwidth from memory (one thread and all
 /// threads), fp32 FMA throughput and int8 dot-product throughput. Bench results are
@@ -93,10 +94,7 @@ public struct Roofline: Codable, Sendable {
         return readOnce(buffer, bytes: bytes, threads: pool.threadCount, pool: pool, sink: sink)
     }
 
-    static func median(_ v: [Double]) -> Double {
-        let s = v.sorted()
-        return s.isEmpty ? 0 : (s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2)
-    }
+    static func median(_ v: [Double]) -> Double { Quantiles.median(v) ?? 0 }
 
     /// Where measurements are kept between runs: `$XDG_CACHE_HOME/quantbench/roofline.json`.
     public static var storeURL: URL {
@@ -116,7 +114,7 @@ public struct Roofline: Codable, Sendable {
         all.removeAll { $0.threads == threads }
         all.append(self)
         try FileManager.default.createDirectory(at: Self.storeURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try AtomicFile.write(try JSONEncoder.iso8601.encode(all), to: Self.storeURL)
+        try AtomicWriter.write(try JSONEncoder.iso8601.encode(all), to: Self.storeURL)
     }
 
     public var table: String {

@@ -1,3 +1,5 @@
+import HeapModule
+
 /// The BPE model of a Hugging Face tokenizer: turns one pre-token into ids by applying
 /// merges in rank order, exactly as the `tokenizers` crate's `Word::merge_all`: a min-heap
 /// of (rank, position), stale entries recognised by the merged id no longer matching,
@@ -82,7 +84,7 @@ struct BPEModel: Sendable {
         var alive: [Bool] = []
         /// Where each symbol starts in the text (for `joinedBytes` ranks).
         var start: [Int] = []
-        var heap: [HeapEntry] = []
+        var heap = Heap<HeapEntry>()
         /// Pre-token bytes → the ids it produced, stored as a range of `cacheStore`. Only
         /// worth its hashing on long texts, where words repeat.
         var cache = PieceCache()
@@ -92,10 +94,13 @@ struct BPEModel: Sendable {
         init(useCache: Bool) { self.useCache = useCache }
     }
 
-    struct HeapEntry {
+    struct HeapEntry: Comparable {
         /// rank << 32 | position: ordering by key is ordering by rank, then position.
         var key: UInt64
         var newID: TokenID
+
+        static func < (a: HeapEntry, b: HeapEntry) -> Bool { a.key < b.key }
+        static func == (a: HeapEntry, b: HeapEntry) -> Bool { a.key == b.key }
     }
 
     /// Appends the ids for `p[range]` to `out`.
@@ -186,13 +191,14 @@ struct BPEModel: Sendable {
             s.start.append(contentsOf: range)
         }
         let end = range.upperBound
-        s.heap.removeAll(keepingCapacity: true)
         for i in 0..<(n - 1) {
             if let (r, id) = rank(i, i + 1, p, end, &s) {
-                push(&s.heap, HeapEntry(key: r << 32 | UInt64(i), newID: id))
+                s.heap.insert(HeapEntry(key: r << 32 | UInt64(i), newID: id))
             }
         }
-        while let top = pop(&s.heap) {
+        // Runs until the heap is empty, so the next word starts with an empty heap (and
+        // its storage's capacity).
+        while let top = s.heap.popMin() {
             let pos = Int(top.key & 0xFFFF_FFFF)
             guard s.alive[pos] else { continue }
             let right = Int(s.next[pos])
@@ -206,10 +212,10 @@ struct BPEModel: Sendable {
             if after >= 0 { s.prev[Int(after)] = Int32(pos) }
             let before = Int(s.prev[pos])
             if before >= 0, let (r, id) = rank(before, pos, p, end, &s) {
-                push(&s.heap, HeapEntry(key: r << 32 | UInt64(before), newID: id))
+                s.heap.insert(HeapEntry(key: r << 32 | UInt64(before), newID: id))
             }
             if after >= 0, let (r, id) = rank(pos, Int(after), p, end, &s) {
-                push(&s.heap, HeapEntry(key: r << 32 | UInt64(pos), newID: id))
+                s.heap.insert(HeapEntry(key: r << 32 | UInt64(pos), newID: id))
             }
         }
     }
@@ -265,36 +271,6 @@ struct BPEModel: Sendable {
             }
         }
         if pendingUnknown, let unk = unknownID { ids.append(unk) }
-    }
-
-    @inline(__always) private func push(_ heap: inout [HeapEntry], _ e: HeapEntry) {
-        heap.append(e)
-        var i = heap.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard heap[i].key < heap[parent].key else { break }
-            heap.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    @inline(__always) private func pop(_ heap: inout [HeapEntry]) -> HeapEntry? {
-        guard let last = heap.popLast() else { return nil }
-        guard !heap.isEmpty else { return last }
-        let top = heap[0]
-        heap[0] = last
-        var i = 0
-        let n = heap.count
-        while true {
-            let l = 2 * i + 1
-            guard l < n else { break }
-            var child = l
-            if l + 1 < n && heap[l + 1].key < heap[l].key { child = l + 1 }
-            guard heap[child].key < heap[i].key else { break }
-            heap.swapAt(i, child)
-            i = child
-        }
-        return top
     }
 }
 

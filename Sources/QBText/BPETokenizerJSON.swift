@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 
 /// Reading Hugging Face tokenizer.json into a `BPETokenizer`.
 extension BPETokenizer {
@@ -90,7 +91,7 @@ extension BPETokenizer {
         // Added tokens.
         var added: [AddedToken] = []
         if let list = f.present(root["added_tokens"]) {
-            guard let list = list as? [Any] else { throw f.wrongType("added_tokens", "an array") }
+            guard let list = list.arrayValue else { throw f.wrongType("added_tokens", "an array") }
             for (i, entry) in list.enumerated() {
                 let field = "added_tokens[\(i)]"
                 let o = try f.object(entry, field)
@@ -147,14 +148,14 @@ extension BPETokenizer {
             func field() -> String { "model.merges[\(rank)]" }
             let a: String
             let b: String
-            if let s = entry as? String {
+            if let s = entry.stringValue {
                 let parts = s.split(separator: " ", omittingEmptySubsequences: false)
                 guard parts.count == 2 else {
                     throw TokenizerError.malformed(path: path, field: field(), reason: "\(quoted(s)) is not two tokens separated by one space")
                 }
                 a = String(parts[0])
                 b = String(parts[1])
-            } else if let pair = entry as? [Any], pair.count == 2 {
+            } else if let pair = entry.arrayValue, pair.count == 2 {
                 a = try f.string(pair[0], field() + "[0]")
                 b = try f.string(pair[1], field() + "[1]")
             } else {
@@ -274,7 +275,7 @@ extension BPETokenizer {
         }
     }
 
-    private static func parseNormalizer(_ value: Any?, _ f: JSONFields) throws -> Normalizer? {
+    private static func parseNormalizer(_ value: JSONValue?, _ f: JSONFields) throws -> Normalizer? {
         guard let json = try f.optionalObject(value, "normalizer") else { return nil }
         var steps: [Normalizer.Step] = []
         try collectNormalizers(json, "normalizer", f, into: &steps)
@@ -360,7 +361,7 @@ extension BPETokenizer {
         }
     }
 
-    private static func parseDecoder(_ value: Any?, _ f: JSONFields) throws -> Decoder {
+    private static func parseDecoder(_ value: JSONValue?, _ f: JSONFields) throws -> Decoder {
         guard let json = try f.optionalObject(value, "decoder") else {
             throw TokenizerError.unsupported(path: f.path, feature: "no decoder")
         }
@@ -409,7 +410,7 @@ extension BPETokenizer {
     }
 
     /// The ids a post-processor puts around a single sequence.
-    private static func parsePostProcessor(_ value: Any?, _ f: JSONFields, _ field: String) throws -> ([TokenID], [TokenID]) {
+    private static func parsePostProcessor(_ value: JSONValue?, _ f: JSONFields, _ field: String) throws -> ([TokenID], [TokenID]) {
         guard let json = try f.optionalObject(value, field) else { return ([], []) }
         let type = try f.string(json["type"], field + ".type")
         switch type {
@@ -449,7 +450,7 @@ extension BPETokenizer {
         // string form are accepted.
         var items: [String?] = []  // nil = the sequence
         let single = f.present(json["single"])
-        if let text = single as? String {
+        if let text = single?.stringValue {
             for word in text.split(separator: " ") {
                 let name = word.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
                 items.append(name.hasPrefix("$") ? nil : name)

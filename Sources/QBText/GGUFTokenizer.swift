@@ -1,5 +1,6 @@
 import Foundation
-import QBModel
+import QBFormats
+import QBSupport
 
 /// The tokenizer a GGUF file carries in its `tokenizer.ggml.*` metadata, so a GGUF file
 /// alone is enough to chat.

@@ -1,5 +1,5 @@
 import Foundation
-import QBModel
+import QBFormats
 
 /// A tokenizer as GGUF's `tokenizer.ggml.*` metadata, so a GGUF file alone carries what
 /// it needs (llama.cpp reads the same keys): `gpt2` for byte-level BPE, `llama` for

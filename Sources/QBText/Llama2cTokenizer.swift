@@ -1,4 +1,5 @@
 import Foundation
+import HeapModule
 
 /// llama2.c's `tokenizer.bin`: int32 `max_token_length`, then per token a float32 score, an
 /// int32 byte length and the bytes (little-endian). The file does not store the vocabulary
@@ -184,7 +185,7 @@ public final class Llama2cTokenizer: Tokenizer, PieceDecoding {
         var next = (0..<n).map { $0 + 1 < n ? $0 + 1 : -1 }
         var prev = (0..<n).map { $0 - 1 }
         var alive = [Bool](repeating: true, count: n)
-        var heap = PairHeap()
+        var heap = Heap<Candidate>()
         var joined: [UInt8] = []
         let threshold: Float = -1e10
 
@@ -198,11 +199,11 @@ public final class Llama2cTokenizer: Tokenizer, PieceDecoding {
             // run.c's strict `score > best_score` starting from -1e10: NaN and very low
             // scores never merge.
             guard score > threshold else { return }
-            heap.push(.init(score: score, left: left, right: right, leftToken: a, rightToken: b, merged: id))
+            heap.insert(Candidate(score: score, left: left, right: right, leftToken: a, rightToken: b, merged: id))
         }
 
         for i in 0..<(n - 1) { candidate(i, i + 1) }
-        while let top = heap.pop() {
+        while let top = heap.popMin() {
             guard alive[top.left], next[top.left] == top.right,
                 tokens[top.left] == top.leftToken, tokens[top.right] == top.rightToken
             else { continue }
@@ -220,50 +221,20 @@ public final class Llama2cTokenizer: Tokenizer, PieceDecoding {
         tokens = out
     }
 
-    private struct PairHeap {
-        struct Entry {
-            var score: Float
-            var left: Int
-            var right: Int
-            var leftToken: TokenID
-            var rightToken: TokenID
-            var merged: TokenID
-        }
+    /// A merge candidate; `<` means "merges first" (higher score, then the leftmost).
+    private struct Candidate: Comparable {
+        var score: Float
+        var left: Int
+        var right: Int
+        var leftToken: TokenID
+        var rightToken: TokenID
+        var merged: TokenID
 
-        private var items: [Entry] = []
-
-        private static func before(_ a: Entry, _ b: Entry) -> Bool {
+        static func < (a: Candidate, b: Candidate) -> Bool {
             a.score > b.score || (a.score == b.score && a.left < b.left)
         }
 
-        mutating func push(_ e: Entry) {
-            items.append(e)
-            var i = items.count - 1
-            while i > 0 {
-                let parent = (i - 1) / 2
-                guard Self.before(items[i], items[parent]) else { break }
-                items.swapAt(i, parent)
-                i = parent
-            }
-        }
-
-        mutating func pop() -> Entry? {
-            guard let last = items.popLast() else { return nil }
-            guard !items.isEmpty else { return last }
-            let top = items[0]
-            items[0] = last
-            var i = 0
-            while true {
-                let l = 2 * i + 1
-                guard l < items.count else { break }
-                var child = l
-                if l + 1 < items.count && Self.before(items[l + 1], items[l]) { child = l + 1 }
-                guard Self.before(items[child], items[i]) else { break }
-                items.swapAt(i, child)
-                i = child
-            }
-            return top
-        }
+        static func == (a: Candidate, b: Candidate) -> Bool { !(a < b) && !(b < a) }
     }
 
     // MARK: Decoding

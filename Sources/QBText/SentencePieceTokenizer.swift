@@ -1,4 +1,5 @@
 import Foundation
+import HeapModule
 
 /// A SentencePiece BPE vocabulary merged by piece scores: GGUF `llama` vocabularies
 /// (llama.cpp's SPM tokenizer) and SentencePiece `tokenizer.model` files.
@@ -205,7 +206,7 @@ public final class SentencePieceTokenizer: Tokenizer, PieceDecoding {
         var length: [Int] = []
         var prev: [Int] = []
         var next: [Int] = []
-        var heap: [Bigram] = []
+        var heap = Heap<Bigram>()
         /// Parts already merged → their ids in `cacheStore` (long texts repeat words).
         var useCache = false
         var cache = PieceCache()
@@ -241,16 +242,18 @@ public final class SentencePieceTokenizer: Tokenizer, PieceDecoding {
         }
     }
 
-    private struct Bigram {
+    private struct Bigram: Comparable {
         var score: Float
         var left: Int
         var right: Int
         var size: Int
 
-        /// Max-heap order: higher score first, then the leftmost.
-        static func before(_ a: Bigram, _ b: Bigram) -> Bool {
+        /// `<` means "merges first": higher score, then the leftmost.
+        static func < (a: Bigram, b: Bigram) -> Bool {
             a.score > b.score || (a.score == b.score && a.left < b.left)
         }
+
+        static func == (a: Bigram, b: Bigram) -> Bool { !(a < b) && !(b < a) }
     }
 
     private func tokenize(_ p: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ s: inout Scratch, into out: inout [TokenID]) {
@@ -273,7 +276,6 @@ public final class SentencePieceTokenizer: Tokenizer, PieceDecoding {
             s.prev.append(i - 1)
             s.next.append(i + 1 < n ? i + 1 : -1)
         }
-        s.heap.removeAll(keepingCapacity: true)
 
         func tryAdd(_ left: Int, _ right: Int, _ s: inout Scratch) {
             guard left >= 0, right >= 0 else { return }
@@ -281,11 +283,13 @@ public final class SentencePieceTokenizer: Tokenizer, PieceDecoding {
             let size = s.length[left] + s.length[right]
             let id = lookup.lookup(p, lo..<(lo + size))
             guard id >= 0, mergeable[Int(id)] else { return }
-            push(&s.heap, Bigram(score: scores[Int(id)], left: left, right: right, size: size))
+            s.heap.insert(Bigram(score: scores[Int(id)], left: left, right: right, size: size))
         }
 
         for i in 1..<max(n, 1) { tryAdd(i - 1, i, &s) }
-        while let top = pop(&s.heap) {
+        // Runs until the heap is empty, so the next word starts with an empty heap (and
+        // its storage's capacity).
+        while let top = s.heap.popMin() {
             let l = top.left, r = top.right
             // Stale: one side was merged away, or grew since the pair was queued.
             guard s.length[l] > 0, s.length[r] > 0, s.length[l] + s.length[r] == top.size else { continue }
@@ -313,35 +317,6 @@ public final class SentencePieceTokenizer: Tokenizer, PieceDecoding {
             }
             k = s.next[k]
         }
-    }
-
-    private func push(_ heap: inout [Bigram], _ e: Bigram) {
-        heap.append(e)
-        var i = heap.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard Bigram.before(heap[i], heap[parent]) else { break }
-            heap.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    private func pop(_ heap: inout [Bigram]) -> Bigram? {
-        guard let last = heap.popLast() else { return nil }
-        guard !heap.isEmpty else { return last }
-        let top = heap[0]
-        heap[0] = last
-        var i = 0
-        while true {
-            let l = 2 * i + 1
-            guard l < heap.count else { break }
-            var child = l
-            if l + 1 < heap.count && Bigram.before(heap[l + 1], heap[l]) { child = l + 1 }
-            guard Bigram.before(heap[child], heap[i]) else { break }
-            heap.swapAt(i, child)
-            i = child
-        }
-        return top
     }
 
     // MARK: Decoding

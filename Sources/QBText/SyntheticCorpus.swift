@@ -1,3 +1,5 @@
+import QBSupport
+
 /// The English text the synthetic tokenizer's merges are learned from.
 ///
 /// Written for this project: a few paragraphs of original prose, followed by sentences
@@ -65,19 +67,12 @@ public enum SyntheticCorpus {
 
         """
 
-    // A tiny deterministic generator (SplitMix64), so the text never depends on the
-    // platform's random numbers.
+    // SplitMix64, so the text never depends on the platform's random numbers.
     private struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func pick(_ words: [String]) -> String { words[Int(next() % UInt64(words.count))] }
-        mutating func number(_ upper: Int) -> Int { Int(next() % UInt64(upper)) }
+        var mix: SplitMix64
+        init(state: UInt64) { mix = SplitMix64(state: state) }
+        mutating func pick(_ words: [String]) -> String { words[Int(mix.next() % UInt64(words.count))] }
+        mutating func number(_ upper: Int) -> Int { Int(mix.next() % UInt64(upper)) }
     }
 
     static let names = [

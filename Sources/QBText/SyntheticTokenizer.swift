@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 
 /// The tokenizer of the project's synthetic models: a byte-level BPE learned from
 /// `SyntheticCorpus`, written as a Hugging Face tokenizer.json shaped like Llama 3's (Split
@@ -116,7 +117,7 @@ public enum SyntheticTokenizer {
         for id in 0..<learned { vocab.append(ByteLevel.encode(training.tokens[id])) }
         for n in 0..<(specialBase - learned) { vocab.append("<|pad_\(n)|>") }
 
-        let q = JSONWriter.quoted
+        let q = { (s: String) in JSONWriter.quoted(s) }
         var lines: [String] = []
         lines.reserveCapacity(vocabularySize + mergeCount + 64)
         lines.append("{")
@@ -162,7 +163,7 @@ public enum SyntheticTokenizer {
 
     /// The tokenizer_config.json text.
     public static func tokenizerConfigJSON() -> String {
-        let q = JSONWriter.quoted
+        let q = { (s: String) in JSONWriter.quoted(s) }
         return """
             {
               "add_bos_token": true,

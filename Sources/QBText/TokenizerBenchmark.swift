@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 
 /// Encoding speed, measured the same way wherever it is asked for (`quantbench tokenize
 /// --benchmark`, a runner suite): whole-text encodes without special tokens on the calling
@@ -33,8 +34,7 @@ public enum TokenizerBenchmark {
             tokens = count
             seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
         }
-        let sorted = seconds.sorted()
-        let median = sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        let median = Quantiles.median(seconds) ?? 0
         let bytes = text.utf8.count
         return Result(
             bytes: bytes, tokens: tokens, seconds: seconds, medianSeconds: median,

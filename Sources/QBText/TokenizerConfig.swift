@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 
 /// The parts of a Hugging Face `tokenizer_config.json` the engine uses.
 ///
@@ -48,17 +49,17 @@ public struct TokenizerConfig: Sendable, Equatable {
         try self.init(data: data, path: url.path)
     }
 
-    private static func tokenText(_ value: Any?, _ field: String, _ f: JSONFields) throws -> String? {
+    private static func tokenText(_ value: JSONValue?, _ field: String, _ f: JSONFields) throws -> String? {
         guard let v = f.present(value) else { return nil }
-        if let s = v as? String { return s }
-        if let o = v as? JSONObject { return try f.string(o["content"], field + ".content") }
+        if let s = v.stringValue { return s }
+        if let o = v.objectValue { return try f.string(o["content"], field + ".content") }
         throw f.wrongType(field, "a string or an AddedToken object")
     }
 
-    private static func template(_ value: Any?, _ f: JSONFields) throws -> String? {
+    private static func template(_ value: JSONValue?, _ f: JSONFields) throws -> String? {
         guard let v = f.present(value) else { return nil }
-        if let s = v as? String { return s }
-        guard let list = v as? [Any] else { throw f.wrongType("chat_template", "a string or a list") }
+        if let s = v.stringValue { return s }
+        guard let list = v.arrayValue else { throw f.wrongType("chat_template", "a string or a list") }
         var first: String?
         for (i, entry) in list.enumerated() {
             let o = try f.object(entry, "chat_template[\(i)]")

@@ -1,5 +1,5 @@
 import Foundation
-import QBModel
+import QBFormats
 
 /// Opens a tokenizer from a path of any kind the engine reads, recognising the format by
 /// content rather than by name (a Llama 3 `tokenizer.model` is a tiktoken rank file, a

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import QBJinja
 import QBText
 
 /// `quantbench template`: renders a conversation with a model's chat template and prints

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import QBGeneration
+import QBSupport
 import QBText
 
 final class ChainSamplerTests: XCTestCase {

@@ -1,3 +1,4 @@
+import QBSupport
 import XCTest
 @testable import QBGeneration
 

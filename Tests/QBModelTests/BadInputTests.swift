@@ -1,6 +1,7 @@
 import Foundation
-import XCTest
+import QBFormats
 import QBKernels
+import XCTest
 @testable import QBModel
 
 /// Malformed model files end in a typed error that names the file and the field or tensor,

@@ -1,6 +1,8 @@
 import Foundation
-import XCTest
+import QBFormats
 import QBKernels
+import QBSupport
+import XCTest
 @testable import QBModel
 
 /// Malformed GGUF headers end in typed errors naming the file and the field or tensor.

@@ -1,6 +1,7 @@
 import Foundation
-import XCTest
+import QBFormats
 import QBKernels
+import XCTest
 @testable import QBModel
 
 /// The forward pass's own invariants, on synthetic models and the real stories260K.

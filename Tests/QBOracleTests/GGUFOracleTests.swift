@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBFormats
 import QBKernels
 import QBModel
 

@@ -1,7 +1,8 @@
 import Foundation
-import XCTest
 import QBKernels
 import QBModel
+import QBSupport
+import XCTest
 
 /// Our MLX-format quantizer and dequantizer against `mlx.core.quantize`/`dequantize`.
 final class MLXOracleTests: XCTestCase {

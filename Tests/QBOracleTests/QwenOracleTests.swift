@@ -1,3 +1,5 @@
+import QBFormats
+import QBSupport
 import Foundation
 import XCTest
 import QBKernels

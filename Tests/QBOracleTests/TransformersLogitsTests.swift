@@ -1,7 +1,8 @@
 import Foundation
-import XCTest
 import QBKernels
 import QBModel
+import QBSupport
+import XCTest
 
 /// Our f32 forward pass against Hugging Face transformers' LlamaForCausalLM on the same
 /// safetensors: relative L2 error of the logits at every position ≤ 1e-4.

@@ -1,4 +1,5 @@
 import XCTest
+import QBJinja
 import QBModel
 import QBText
 @testable import QBRunner

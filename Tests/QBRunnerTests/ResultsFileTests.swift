@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import XCTest
 @testable import QBRunner
 

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import QBJinja
 @testable import QBText
 
 /// Fixture files under ../shared/fixtures; a missing one skips the test with its path.

@@ -1,8 +1,9 @@
 import Foundation
-import QBModel
+import QBFormats
 import Synchronization
 import XCTest
 
+@testable import QBJinja
 @testable import QBText
 
 /// The chat-template API: messages, message preparation, fallbacks, finding templates in

@@ -1,5 +1,5 @@
 import Foundation
-import QBModel
+import QBFormats
 import XCTest
 
 @testable import QBText

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import QBJinja
 @testable import QBText
 
 /// Malformed templates, templates needing what is not implemented, and bad messages: each

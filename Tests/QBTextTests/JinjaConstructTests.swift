@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import QBJinja
 @testable import QBText
 
 /// A template construct, the variables it renders with (JSON), and what Python's jinja2

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import QBJinja
 @testable import QBText
 
 /// Python's jinja2, configured as transformers configures it, through

@@ -2,6 +2,7 @@ import Foundation
 import QBKernels
 import QBGeneration
 import QBModel
+import QBSupport
 
 /// Runs a suite on a loaded model and gathers everything into a `BenchResult`: per case
 /// the measured repetitions (warmups discarded), estimates, memory and checks; overall

@@ -2,6 +2,7 @@ import Foundation
 import QBGeneration
 import QBKernels
 import QBModel
+import QBSupport
 import QBText
 
 /// llama-bench's tests, run on the model directly (`LanguageModel.forward`) so the figures

@@ -1,5 +1,6 @@
 import Foundation
 import QBGeneration
+import QBSupport
 
 /// A chat's history as JSONL: one message per line, oldest first, in the shape chat APIs
 /// and `ChatMessage.parse` use, so a saved chat can be read by other tools and a

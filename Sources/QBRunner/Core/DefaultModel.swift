@@ -1,3 +1,4 @@
+import QBFormats
 import Foundation
 import QBModel
 

@@ -1,18 +1,11 @@
 import Foundation
+import QBSupport
 
 /// Set when the user interrupts a run (SIGINT, SIGTERM): the runner stops at the next
 /// step it can (cancelling a request in flight), throws `BenchInterrupted`, and nothing
-/// is written. Shared between the signal handler's queue and the runner, hence the lock.
-public final class InterruptFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-
-    public init() {}
-
-    public var isSet: Bool { lock.withLock { value } }
-
-    public func set() { lock.withLock { value = true } }
-}
+/// is written. The runner's name for the one flag type, which the command line and the
+/// runner's callers use.
+public typealias InterruptFlag = CancellationFlag
 
 /// A run stopped by `InterruptFlag`; the command exits without writing results.
 public struct BenchInterrupted: Error, CustomStringConvertible {

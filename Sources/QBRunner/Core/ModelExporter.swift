@@ -1,4 +1,5 @@
 import Foundation
+import QBFormats
 import QBKernels
 import QBModel
 import QBText

@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import Yams
 
 /// Reading and writing `bench` results: JSON per the versioned schema, with a Markdown

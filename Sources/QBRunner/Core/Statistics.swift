@@ -1,5 +1,6 @@
 import Foundation
 import QBModel
+import QBSupport
 
 /// A metric measured over repetitions: the median with a distribution-free confidence
 /// interval, plus the mean and standard deviation (the figures llama-bench prints).
@@ -62,14 +63,9 @@ public struct Estimate: Sendable, Codable, Equatable {
 
 /// Order statistics, percentiles and the bootstrap used by reports and `compare`.
 public enum Statistics {
-    public static func median(_ values: [Double]) -> Double? {
-        values.isEmpty ? nil : median(sorted: values.sorted())
-    }
+    public static func median(_ values: [Double]) -> Double? { Quantiles.median(values) }
 
-    static func median(sorted s: [Double]) -> Double {
-        let n = s.count
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2
-    }
+    static func median(sorted s: [Double]) -> Double { Quantiles.median(sorted: s) }
 
     /// Sample standard deviation (0 for fewer than two values).
     public static func standardDeviation(_ values: [Double]) -> Double {
@@ -82,14 +78,7 @@ public enum Statistics {
 
     /// The p-th percentile (p in [0, 100]) by linear interpolation between closest ranks
     /// (numpy's default, "linear"); nil for no values.
-    public static func percentile(_ values: [Double], _ p: Double) -> Double? {
-        guard !values.isEmpty else { return nil }
-        let s = values.sorted()
-        let position = min(max(p, 0), 100) / 100 * Double(s.count - 1)
-        let i = Int(position.rounded(.down))
-        let frac = position - Double(i)
-        return i + 1 < s.count ? s[i] + (s[i + 1] - s[i]) * frac : s[i]
-    }
+    public static func percentile(_ values: [Double], _ p: Double) -> Double? { Quantiles.quantile(values, p / 100) }
 
     /// P(Binomial(n, ½) ≤ k), exactly (n is small; the sum is in Double).
     public static func binomialHalfCDF(_ k: Int, n: Int) -> Double {

@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 
 /// Writing `eval` results: the JSON, its Markdown table and the SVG chart, each atomically.
 public enum EvalFiles {

@@ -1,4 +1,5 @@
 import Foundation
+import QBJinja
 
 /// One message of a conversation, as a chat template sees it: an object with `role`,
 /// `content` and whatever else the caller gives (`tool_calls`, `tool_call_id`, `name`,

@@ -1,4 +1,5 @@
 import Foundation
+import QBJinja
 
 /// How `ChatTemplate.render` prepares a conversation for a template.
 ///

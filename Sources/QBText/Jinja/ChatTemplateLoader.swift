@@ -1,5 +1,6 @@
 import Foundation
-import QBModel
+import QBFormats
+import QBJinja
 
 /// A model's chat template and the special-token text templates print.
 public struct ModelChatTemplate: Sendable {

@@ -48,23 +48,6 @@ public struct Xoshiro256StarStar: RandomNumberGenerator, Sendable, Equatable {
     }
 }
 
-/// SplitMix64 (Steele, Lea and Flood; Vigna's reference `splitmix64.c`): used only to
-/// expand a 64-bit seed into xoshiro's state.
-public struct SplitMix64: RandomNumberGenerator, Sendable, Equatable {
-    public private(set) var state: UInt64
-
-    public init(state: UInt64) { self.state = state }
-
-    @inline(__always)
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 extension UInt64 {
     @inline(__always)
     fileprivate func rotatedLeft(_ k: UInt64) -> UInt64 { (self << k) | (self >> (64 - k)) }

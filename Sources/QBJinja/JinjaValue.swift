@@ -106,7 +106,7 @@ extension JinjaValue {
     }
 
     /// The Python type name, for error messages that read like jinja2's.
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .undefined: return "Undefined"
         case .none: return "NoneType"

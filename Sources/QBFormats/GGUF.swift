@@ -1,5 +1,4 @@
 import Foundation
-import QBKernels
 
 /// GGUF metadata value types (the ids are the format's).
 public enum GGUFValueType: UInt32, Sendable {
@@ -68,18 +67,6 @@ public struct GGUFTensor: Sendable {
     public let range: Range<Int>
 
     public var elementCount: Int { dims.reduce(1, *) }
-
-    /// The weight format, when the kernels read it.
-    public var format: WeightFormat? {
-        switch type {
-        case 0: return .dense(.f32)
-        case 1: return .dense(.f16)
-        case 30: return .dense(.bf16)
-        default: return GGMLType(rawValue: Int32(bitPattern: type)).map { .ggml($0) }
-        }
-    }
-
-    public var typeName: String { format?.name ?? "type \(type)" }
 }
 
 /// A GGUF (version 2 or 3) file, mapped, with metadata and tensor directory parsed and
@@ -172,8 +159,7 @@ public final class GGUFFile: @unchecked Sendable {
             guard !overflow, count <= 1 << 40 else {
                 throw ModelError.invalidTensor(path: path, tensor: info.name, reason: "shape \(info.dims) is absurdly large")
             }
-            let blockSize = Int(qbBlockSize(info.type)), blockBytes = Int(qbBlockBytes(info.type))
-            guard blockSize > 0 else {
+            guard let (blockSize, blockBytes) = GGMLBlock.layout(ofType: info.type) else {
                 throw ModelError.unsupportedDType(path: path, tensor: info.name, dtype: "GGML type \(info.type)")
             }
             guard info.dims[0] % blockSize == 0 else {
@@ -206,19 +192,6 @@ public final class GGUFFile: @unchecked Sendable {
     }
 
     public func tensor(_ name: String) -> GGUFTensor? { tensorIndex[name].map { tensors[$0] } }
-
-    /// A matrix view of a tensor, checked to be `rows` x `cols` (1-D when rows is 1).
-    public func matrix(_ name: String, rows: Int, cols: Int) throws -> Matrix {
-        guard let t = tensor(name) else { throw ModelError.missingTensor(path: file.path, tensor: name) }
-        guard let format = t.format else {
-            throw ModelError.unsupportedDType(path: file.path, tensor: name, dtype: t.typeName)
-        }
-        let expected = rows == 1 ? [cols] : [cols, rows]
-        guard t.dims == expected || (rows == 1 && t.dims == [cols, 1]) else {
-            throw ModelError.shapeMismatch(path: file.path, tensor: name, expected: expected, found: t.dims)
-        }
-        return Matrix(format: format, rows: rows, cols: cols, base: file.base + t.range.lowerBound, owner: file)
-    }
 
     /// Reads the header fields in order, each access bounds-checked.
     struct Reader {
@@ -284,14 +257,4 @@ public final class GGUFFile: @unchecked Sendable {
             }
         }
     }
-}
-
-private func qbBlockSize(_ type: UInt32) -> Int64 {
-    guard type <= UInt32(Int32.max) else { return 0 }
-    return WeightFormat.blockSize(ggmlID: Int32(type))
-}
-
-private func qbBlockBytes(_ type: UInt32) -> Int64 {
-    guard type <= UInt32(Int32.max) else { return 0 }
-    return WeightFormat.blockBytes(ggmlID: Int32(type))
 }

@@ -1,5 +1,5 @@
 import Foundation
-import QBKernels
+import QBSupport
 
 /// Writes GGUF version 3 files: metadata in the order given, tensors aligned to 32 bytes,
 /// each tensor's bytes produced on demand so a large model streams through memory.
@@ -21,8 +21,8 @@ public struct GGUFWriter {
 
         public var byteCount: Int {
             let n = dims.reduce(1, *)
-            let bs = Int(WeightFormat.blockSize(ggmlID: type)), bb = Int(WeightFormat.blockBytes(ggmlID: type))
-            return bs > 0 ? n / bs * bb : 0
+            guard type >= 0, let (bs, bb) = GGMLBlock.layout(ofType: UInt32(type)) else { return 0 }
+            return n / bs * bb
         }
     }
 
@@ -36,7 +36,7 @@ public struct GGUFWriter {
 
     /// Writes the file atomically (a temporary file renamed into place).
     public func write(to url: URL) throws {
-        try AtomicFile.produce(at: url) { tmp in
+        try AtomicWriter.produce(at: url) { tmp in
             _ = FileManager.default.createFile(atPath: tmp.path, contents: nil)
             guard let out = FileHandle(forWritingAtPath: tmp.path) else {
                 throw ModelError.unreadable(path: tmp.path, reason: "cannot create file")

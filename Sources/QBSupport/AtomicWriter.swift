@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Foundation
 
-/// Writes result files so that no reader (and no later `compare`) ever sees a half-written
-/// one, and a failed or interrupted write leaves nothing behind.
+/// Writes files (results, models, caches) so that no reader (and no later `compare`) ever
+/// sees a half-written one, and a failed or interrupted write leaves nothing behind.
 ///
 /// The bytes go into an unnamed file in the target's folder (Linux `O_TMPFILE`), which is
 /// flushed to disk, given a temporary name and renamed over the target in one step. An
@@ -13,6 +13,13 @@ import Foundation
 /// (`.NAME.tmp-PID-RANDOM`) that is removed on any error; only a hard kill during that
 /// window can leave one behind.
 public enum AtomicWriter {
+    /// A file that could not be written, and why.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let path: String
+        public let reason: String
+        public var description: String { "\(path): cannot write the file: \(reason)" }
+    }
+
     public static func write(_ data: Data, to url: URL) throws {
         try write(to: url) { append in try append(data) }
     }
@@ -69,15 +76,42 @@ public enum AtomicWriter {
             unlink(tmpName)
             throw e
         }
-        // Make the rename itself durable.
-        let d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        syncFolder(of: url)
+    }
+
+    /// For writers that need a path of their own (they open, seek or map the file): `body`
+    /// writes a temporary file beside the target, which is then flushed to disk and
+    /// renamed over the target. If anything throws, the temporary file is removed and the
+    /// target is left as it was; only a hard kill while `body` runs can leave the
+    /// temporary file (`.NAME.tmp-PID-RANDOM`) behind.
+    public static func produce(at url: URL, _ body: (URL) throws -> Void) throws {
+        let target = url.path
+        let tmp = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        do {
+            try body(tmp)
+            let fd = open(tmp.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw error(target, "open") }
+            defer { close(fd) }
+            guard fsync(fd) == 0 else { throw error(target, "fsync") }
+            guard rename(tmp.path, target) == 0 else { throw error(target, "rename") }
+        } catch {
+            unlink(tmp.path)
+            throw error
+        }
+        syncFolder(of: url)
+    }
+
+    /// Makes a rename in `url`'s folder durable.
+    private static func syncFolder(of url: URL) {
+        let d = open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if d >= 0 {
             fsync(d)
             close(d)
         }
     }
 
-    static func error(_ path: String, _ what: String) -> LocatedError {
-        LocatedError(path: path, "cannot write the file: \(what): \(String(cString: strerror(errno)))")
+    static func error(_ path: String, _ what: String) -> Failure {
+        Failure(path: path, reason: "\(what): \(String(cString: strerror(errno)))")
     }
 }

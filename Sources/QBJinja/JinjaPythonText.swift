@@ -3,7 +3,7 @@ import Foundation
 /// Python's `str` behaviour where templates can observe it. Python strings are sequences
 /// of code points, so everything here works on unicode scalars (Swift's String API works
 /// on grapheme clusters and compares canonically equivalent strings as equal).
-enum PyText {
+package enum PyText {
     // MARK: Character classes
 
     /// `str.isspace()` and the `\s` of Python's `re` on str patterns.
@@ -153,7 +153,7 @@ enum PyText {
         return found
     }
 
-    static func contains(_ hay: String, _ needle: String) -> Bool {
+    package static func contains(_ hay: String, _ needle: String) -> Bool {
         if needle.isEmpty { return true }
         return !occurrences(of: Array(needle.utf8), in: Array(hay.utf8), limit: 1).isEmpty
     }
