@@ -76,17 +76,23 @@ let package = Package(
             swiftSettings: nativeSwift,
             linkerSettings: [.linkedLibrary("tcmalloc")]),
 
-        .testTarget(name: "QBKernelsTests", dependencies: ["QBKernels"], swiftSettings: nativeSwift),
-        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText", "QBFormats", "QBSupport"], swiftSettings: nativeSwift),
+        // Shared by every test target: fixture paths, seeded random inputs, the Python
+        // oracle runner, the test models.
+        .target(
+            name: "QBTestSupport", dependencies: ["QBRunner", "QBModel", "QBText"], path: "Tests/QBTestSupport",
+            swiftSettings: nativeSwift),
+
+        .testTarget(name: "QBKernelsTests", dependencies: ["QBKernels", "QBTestSupport"], swiftSettings: nativeSwift),
+        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText", "QBFormats", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
         .testTarget(
-            name: "QBTextTests", dependencies: ["QBText", "QBJinja", "QBFormats", "QBSupport"], exclude: ["oracles"],
+            name: "QBTextTests", dependencies: ["QBText", "QBJinja", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"],
             swiftSettings: nativeSwift),
         .testTarget(
-            name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner", "QBSupport"], swiftSettings: nativeSwift),
-        .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport"], swiftSettings: nativeSwift),
-        .testTarget(name: "CLITests", dependencies: ["quantbench"], swiftSettings: nativeSwift),
+            name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
+        .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
+        .testTarget(name: "CLITests", dependencies: ["quantbench", "QBTestSupport"], swiftSettings: nativeSwift),
         .testTarget(
-            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport"], exclude: ["oracles"],
+            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"],
             swiftSettings: nativeSwift),
     ],
     swiftLanguageModes: [.v6]
