@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "QBModel", targets: ["QBModel"]),
         .library(name: "QBGeneration", targets: ["QBGeneration"]),
         .library(name: "QBRunner", targets: ["QBRunner"]),
+        .library(name: "QBHistory", targets: ["QBHistory"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -28,6 +29,12 @@ let package = Package(
         .systemLibrary(
             name: "CTCMalloc", path: "Sources/CTCMalloc", pkgConfig: "libtcmalloc",
             providers: [.apt(["libgoogle-perftools-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
 
         // Layer 1: kernels. C holds only what needs intrinsics or a spinning thread pool;
         // every C kernel has a plain Swift reference in QBKernels.
@@ -52,11 +59,16 @@ let package = Package(
             dependencies: ["QBGeneration", "CTCMalloc", .product(name: "Yams", package: "Yams")],
             swiftSettings: nativeSwift),
 
+        // Beside layer 5: the results history (SQLite by default, PostgreSQL for a team),
+        // change points over it.
+        .target(name: "QBHistory", dependencies: ["QBRunner", "CSQLite", "CLibPQ"]),
+
         // Layer 6: the command line.
         .executableTarget(
             name: "quantbench",
             dependencies: [
                 "QBRunner",
+                "QBHistory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: nativeSwift,
@@ -68,7 +80,9 @@ let package = Package(
         .testTarget(
             name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner"], swiftSettings: nativeSwift),
         .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner"], swiftSettings: nativeSwift),
-        .testTarget(name: "CLITests", dependencies: ["quantbench"], swiftSettings: nativeSwift),
+        .testTarget(
+            name: "QBHistoryTests", dependencies: ["QBHistory", "QBRunner"], exclude: ["oracles"], swiftSettings: nativeSwift),
+        .testTarget(name: "CLITests", dependencies: ["quantbench", "QBHistory", "QBRunner"], swiftSettings: nativeSwift),
         .testTarget(
             name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner"], exclude: ["oracles"],
             swiftSettings: nativeSwift),
