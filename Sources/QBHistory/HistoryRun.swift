@@ -163,7 +163,7 @@ public struct HistoryRun: Sendable {
             dirty: r.environment.dirty, machine: MachineFingerprint(r.environment), hostname: r.environment.hostname,
             os: r.environment.os, buildConfiguration: r.environment.buildConfiguration, modelHash: r.model.fileHash,
             modelName: "\(r.model.format) \(r.model.parameters) parameters", quantization: "",
-            suiteName: "eval \(text) ctx \(r.window.context)", suiteHash: XXH64.hex(Data("\(r.text.hash) ctx=\(r.window.context)".utf8)),
+            suiteName: "\(text) ctx \(r.window.context)", suiteHash: XXH64.hex(Data("\(r.text.hash) ctx=\(r.window.context)".utf8)),
             measurements: ms)
     }
 }

@@ -152,6 +152,28 @@ extension CLITests {
     }
 }
 
+extension CLITests {
+    /// eval records each setting as a case; import of its JSON finds it already recorded.
+    func testEvalRunsAreRecorded() throws {
+        let cache = dir.appendingPathComponent("cache").path
+        let text = dir.appendingPathComponent("text.txt")
+        try String(repeating: "Once upon a time there was a little cat. ", count: 20).write(to: text, atomically: true, encoding: .utf8)
+        let db = dir.appendingPathComponent("history.sqlite").path
+        let json = dir.appendingPathComponent("eval.json").path
+        let r = try quantbench(
+            ["eval", "--quants", "f32,q8_0", "--text", text.path, "--max-tokens", "64", "--repetitions", "1", "--threads", "2",
+             "--out", json, "--db", db], environment: ["XDG_CACHE_HOME": cache])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("recorded in the history"), r.stderr)
+        let h = try quantbench(["history", "--db", db, "--case", "q8_0", "--metric", "perplexity"])
+        XCTAssertEqual(h.status, 0, h.stderr)
+        XCTAssertTrue(h.stdout.contains("1 run, 1 series") && h.stdout.contains("eval text.txt ctx"), h.stdout)
+        let again = try quantbench(["import", "--db", db, json])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stdout.contains("1 already recorded"), again.stdout)
+    }
+}
+
 /// SplitMix64 with Box-Muller normals.
 struct SplitMix {
     var state: UInt64
