@@ -50,6 +50,8 @@ struct Eval: ParsableCommand {
     @Flag(help: "Print the result JSON on standard output instead of the table.")
     var json = false
 
+    @OptionGroup var history: DatabaseOptions
+
     func validate() throws {
         if let c = ctx, c < 2 { throw ValidationError("--ctx must be at least 2") }
         if let m = maxTokens, m < 2 { throw ValidationError("--max-tokens must be at least 2") }
@@ -88,6 +90,7 @@ struct Eval: ParsableCommand {
         let result = run.result
         let url = out.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "results").appendingPathComponent(EvalFiles.defaultStem(result) + ".json")
         try EvalFiles.write(result, to: url)
+        history.record(result, jsonPath: url.path)
         if json {
             FileHandle.standardOutput.write(try EvalFiles.encode(result))
         } else {

@@ -6,7 +6,7 @@ import QBKernels
 /// Attention over each cache type against the reference attention over the values the
 /// cache actually holds (its rows widened back to f32).
 final class KVCacheTests: XCTestCase {
-    var rng = SeededGenerator(for: "KVCacheTests")
+    lazy var rng = SeededGenerator(for: "KVCacheTests")
 
     /// A one-head cache of `type` holding `n` random positions, and the keys and values it
     /// actually holds, widened back to f32 through the same formats' dequantizers.
