@@ -50,7 +50,12 @@ let package = Package(
         .target(
             name: "QBRunner",
             dependencies: ["QBGeneration", "CTCMalloc", .product(name: "Yams", package: "Yams")],
-            swiftSettings: nativeSwift),
+            swiftSettings: nativeSwift,
+            plugins: ["BuildInfoPlugin"]),
+
+        // The commit (and whether the tree was dirty) compiled into the binary: `--version`
+        // and every result's `environment.commit`.
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool(), path: "Plugins/BuildInfoPlugin"),
 
         // Layer 6: the command line.
         .executableTarget(
