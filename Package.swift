@@ -71,7 +71,12 @@ let package = Package(
         .target(
             name: "QBRunner",
             dependencies: ["QBGeneration", "CTCMalloc", .product(name: "Yams", package: "Yams")],
-            swiftSettings: nativeSwift),
+            swiftSettings: nativeSwift,
+            plugins: ["BuildInfoPlugin"]),
+
+        // The commit (and whether the tree was dirty) compiled into the binary: `--version`
+        // and every result's `environment.commit`.
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool(), path: "Plugins/BuildInfoPlugin"),
 
         // Beside layer 5: the results history (SQLite by default, PostgreSQL for a team),
         // change points over it.

@@ -23,6 +23,10 @@ public enum SyntheticModel {
         case qwen25_05b = "qwen2.5-0.5b"
         /// The shape of Qwen3 0.6B.
         case qwen3_06b = "qwen3-0.6b"
+        /// `ab`'s default CI model: a Llama of about 125 M parameters (GPT-2 small's width
+        /// and depth, GQA, untied head), big enough at q4_0 that the kernels, not the
+        /// harness, dominate every timed operation, small enough to generate in seconds.
+        case ci = "ci-125m"
 
         public var config: TransformerConfig {
             switch self {
@@ -50,6 +54,13 @@ public enum SyntheticModel {
                 return qwen(3, hidden: 64, ffn: 160, layers: 2, heads: 4, kvHeads: 2, vocab: 1024, tied: false, context: 2048, headDim: 32)
             case .qwen25_05b:
                 return qwen(2, hidden: 896, ffn: 4864, layers: 24, heads: 14, kvHeads: 2, vocab: 151936, tied: true, context: 32768)
+            case .ci:
+                var c = TransformerConfig(
+                    hiddenSize: 768, intermediateSize: 2048, numHiddenLayers: 12, numAttentionHeads: 12,
+                    numKeyValueHeads: 4, vocabSize: 32000, rmsNormEps: 1e-5, ropeTheta: 500000,
+                    tieWordEmbeddings: false, maxPositionEmbeddings: 2048)
+                c.headDim = 64
+                return c
             case .qwen3_06b:
                 return qwen(3, hidden: 1024, ffn: 3072, layers: 28, heads: 16, kvHeads: 8, vocab: 151936, tied: true, context: 40960, headDim: 128)
             }

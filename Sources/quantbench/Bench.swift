@@ -33,6 +33,9 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Unmeasured runs before them.")
     var warmup: Int = BenchRunner.defaultWarmup
 
+    @Option(name: .customLong("min-sample-seconds"), help: "Throughput tests: repeat each timed operation until the sample has lasted this long, and report per-operation figures.")
+    var minSampleSeconds: Double = BenchRunner.defaultMinSampleSeconds
+
     @Option(help: "Seed of the random ids of throughput tests.")
     var seed: UInt64 = BenchRunner.defaultSeed
 
@@ -52,6 +55,9 @@ struct Bench: AsyncParsableCommand {
         guard (1...10_000).contains(repetitions) else { throw ValidationError("--repetitions must be between 1 and 10000") }
         guard (0...10_000).contains(warmup) else { throw ValidationError("--warmup must be between 0 and 10000") }
         _ = try ThreadCount.resolve(options.threads)
+        guard minSampleSeconds.isFinite, (0...3600).contains(minSampleSeconds) else {
+            throw ValidationError("--min-sample-seconds must be between 0 and 3600")
+        }
         if suite != nil && (pp != nil || tg != nil) { throw ValidationError("--suite and --pp/--tg are alternatives; give one") }
         if depth != nil && pp == nil && tg == nil { throw ValidationError("--depth goes with --pp or --tg") }
         _ = try Self.list(pp, "--pp", minimum: 1)
@@ -94,7 +100,8 @@ struct Bench: AsyncParsableCommand {
         }
         let runner = BenchRunner(
             loaded: loaded, repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt,
-            progress: { display.show($0) }, roofline: ceilings, interleave: interleave)
+            progress: { display.show($0) }, roofline: ceilings, interleave: interleave,
+            minSampleSeconds: minSampleSeconds)
         let result: BenchResult
         do {
             result = try await runner.run(suite)

@@ -33,7 +33,7 @@ struct ModelOptions: ParsableArguments {
     /// The model with `--quant` applied, in its stored layout (`inspect`, which needs no
     /// tokenizer and runs nothing).
     func loadModel(pool: ThreadPool) throws -> any LanguageModel {
-        let m = try ModelPipeline.open(path: model ?? DefaultModel.path())
+        let m = try ModelPipeline.open(path: model.map(DefaultModel.resolve) ?? DefaultModel.path())
         return try ModelPipeline.prepare(m, spec: quant.map { try QuantSpec($0) }, pool: pool, decodeLayout: false)
     }
 

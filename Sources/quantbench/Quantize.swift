@@ -17,7 +17,7 @@ struct Quantize: ParsableCommand {
         let spec = try QuantSpec(q)
         let pool = try options.makePool()
         // As opened: the export converts each matrix itself, from the stored weights.
-        let model = try ModelPipeline.open(path: options.model ?? DefaultModel.path())
+        let model = try ModelPipeline.open(path: options.model.map(DefaultModel.resolve) ?? DefaultModel.path())
         let tokenizer = try? options.loadTokenizer(for: model)
         try ModelExporter.export(model, tokenizer: tokenizer, spec: spec, to: URL(fileURLWithPath: out), pool: pool)
         print("wrote \(out) (\(spec.name))")

@@ -122,6 +122,47 @@ final class BenchRunTests: XCTestCase {
         XCTAssertEqual(r.cases.first { $0.id == "tg4-d16" }?.contextLength, 20)
     }
 
+    /// A timed sample repeats its operation until it has lasted the minimum and reports
+    /// per-operation figures, with CPU time beside wall time; where the work counters cannot
+    /// be opened (here perf_event_open answers ENOENT; `QB_WORK_COUNTERS=off` forces it
+    /// anywhere) the result says so and carries no counter metrics.
+    func testSamplesLastTheMinimumAndRecordCountersFallback() throws {
+        let loaded = try RunnerFixtures.tiny()
+        let suite = SuiteLoader.throughputSuite(prompt: [4], generate: [2])
+        let r = try BenchRunner(
+            loaded: loaded, repetitions: 2, warmup: 0, minSampleSeconds: 0.05, counterEnvironment: ["QB_WORK_COUNTERS": "off"]
+        ).runBlocking(suite)
+        XCTAssertEqual(r.settings.minSampleSeconds, 0.05)
+        XCTAssertEqual(r.workCounters, WorkCounterStatus(available: false, reason: "disabled by QB_WORK_COUNTERS=off"))
+        for c in r.cases {
+            XCTAssertEqual(c.runs.count, 2, c.id)
+            for run in c.runs {
+                let n = try XCTUnwrap(run.iterations, "a tiny operation is repeated: \(c.id)")
+                XCTAssertGreaterThan(n, 1)
+                // Per operation: the sample's total is at least the minimum.
+                XCTAssertGreaterThanOrEqual(try XCTUnwrap(run.seconds) * Double(n), 0.05 * 0.999, c.id)
+                XCTAssertGreaterThan(try XCTUnwrap(run.cpuSeconds), 0)
+                XCTAssertNil(run.instructions)
+                XCTAssertNil(run.cycles)
+            }
+            XCTAssertEqual(c.metrics[Metric.cpuSeconds.rawValue]?.count, 2)
+            XCTAssertNil(c.metrics[Metric.instructions.rawValue])
+        }
+        let back = try ResultsFile.decode(try ResultsFile.encode(r), path: "counters.json")
+        XCTAssertEqual(back.workCounters, r.workCounters)
+        XCTAssertEqual(back.cases, r.cases)
+
+        // Asking the kernel: either counters (then every run has them) or the reason why not.
+        let asked = try BenchRunner(loaded: loaded, repetitions: 1, warmup: 0, minSampleSeconds: 0, counterEnvironment: [:]).runBlocking(suite)
+        let status = try XCTUnwrap(asked.workCounters)
+        if status.available {
+            XCTAssertTrue(asked.cases.flatMap(\.runs).allSatisfy { ($0.instructions ?? 0) > 0 })
+        } else {
+            XCTAssertTrue(status.reason?.hasPrefix("perf_event_open: ") == true, status.reason ?? "nil")
+            XCTAssertTrue(asked.cases.flatMap(\.runs).allSatisfy { $0.instructions == nil && $0.iterations == nil })
+        }
+    }
+
     func testStopsSuite() throws { assertAllPassed(try run("stops", repetitions: 1, warmup: 0)) }
 
     func testCancelSuite() throws {

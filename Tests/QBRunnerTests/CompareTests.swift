@@ -87,17 +87,52 @@ final class CompareTests: XCTestCase {
         XCTAssertTrue(c.rows.filter { $0.caseID == "greedy" }.allSatisfy { $0.verdict == .improvement })
     }
 
-    func testVerdictRule() {
-        func r(_ ratio: Double, _ low: Double, _ high: Double) -> Statistics.RatioInterval {
-            Statistics.RatioInterval(ratio: ratio, low: low, high: high, level: 0.95)
+    func testVerdictNeedsSignificanceAndSize() {
+        func row(_ change: Double, p: Double, holm: Double, metric: Metric = .tokensPerSecond, bytes: Double? = nil, base: Double = 100) -> GateRow {
+            GateRow(
+                caseID: "c", metric: metric.rawValue, metricClass: metric.gateClass, base: base, new: base,
+                interval: .init(ratio: 1, low: 1, high: 1, level: 0.95), change: change, bytesChange: bytes, p: p, pHolm: holm, n: 8,
+                verdict: .unchanged, detail: nil, baseValues: [], newValues: [])
         }
-        XCTAssertEqual(BenchComparison.verdict(r(0.8, 0.75, 0.85), higherIsBetter: true, threshold: 0.1), .regression)
-        XCTAssertEqual(BenchComparison.verdict(r(0.8, 0.6, 0.95), higherIsBetter: true, threshold: 0.1), .possibleRegression)
-        XCTAssertEqual(BenchComparison.verdict(r(0.95, 0.9, 1.0), higherIsBetter: true, threshold: 0.1), .unchanged)
-        XCTAssertEqual(BenchComparison.verdict(r(1.5, 1.2, 1.9), higherIsBetter: true, threshold: 0.1), .improvement)
-        XCTAssertEqual(BenchComparison.verdict(r(1.3, 1.15, 1.4), higherIsBetter: false, threshold: 0.1), .regression)
-        XCTAssertEqual(BenchComparison.verdict(r(1.3, 1.05, 1.4), higherIsBetter: false, threshold: 0.1), .possibleRegression)
-        XCTAssertEqual(BenchComparison.verdict(r(0.5, 0.4, 0.6), higherIsBetter: false, threshold: 0.1), .improvement)
+        let policy = GatePolicy()
+        XCTAssertEqual(RegressionGate.verdict(row(0.2, p: 0.001, holm: 0.01), policy: policy), .regression)
+        XCTAssertEqual(RegressionGate.verdict(row(0.2, p: 0.04, holm: 0.2), policy: policy), .possibleRegression, "large, not significant")
+        XCTAssertEqual(RegressionGate.verdict(row(0.03, p: 1e-9, holm: 1e-8), policy: policy), .unchanged, "significant, small")
+        XCTAssertEqual(RegressionGate.verdict(row(-0.3, p: 0.9999, holm: 1), policy: policy), .improvement)
+        // Work counters gate at 5%.
+        XCTAssertEqual(RegressionGate.verdict(row(0.06, p: 1e-6, holm: 1e-5, metric: .instructions), policy: policy), .regression)
+        XCTAssertEqual(RegressionGate.verdict(row(0.06, p: 1e-6, holm: 1e-5, metric: .cpuSeconds), policy: policy), .unchanged)
+        // Memory: a 2 MiB step is the same, however certain; 30 MiB on 100 MiB gates.
+        let mib = 1_048_576.0
+        XCTAssertEqual(RegressionGate.verdict(row(0.2, p: 0, holm: 0, metric: .heap, bytes: 2 * mib, base: 10 * mib), policy: policy), .unchanged)
+        XCTAssertEqual(RegressionGate.verdict(row(0.3, p: 0, holm: 0, metric: .peakResident, bytes: 30 * mib, base: 100 * mib), policy: policy), .regression)
+        XCTAssertEqual(RegressionGate.verdict(row(0.04, p: 0, holm: 0, metric: .peakResident, bytes: 4 * mib, base: 100 * mib), policy: policy), .unchanged)
+    }
+
+    func testMissingOrNonFiniteSamplesFailNamingTheMetric() throws {
+        let base = Self.result(["a": [.decodeTokensPerSecond: [10, 11, 12], .timeToFirstToken: [0.1, 0.1, 0.1]]])
+        var new = Self.result(["a": [.decodeTokensPerSecond: [10, 11, 12]]])
+        new.cases[0].metrics[Metric.decodeTokensPerSecond.rawValue]?.samples = [10, .nan, 12]
+        let c = BenchComparison.compare(base: base, new: new, maxRegression: 0.1)
+        let report = c.report(baseName: "a", newName: "b")
+        XCTAssertEqual(report.status, .failed)
+        let invalid = Set(report.invalid.map(\.metric))
+        XCTAssertEqual(invalid, [Metric.decodeTokensPerSecond.rawValue, Metric.timeToFirstToken.rawValue])
+        XCTAssertTrue(report.markdown().contains("**FAILED** a TTFT: missing in the new result"))
+        XCTAssertTrue(report.junit().contains("<error message=\"nan among the new samples\"/>"))
+    }
+
+    func testFailedChecksExitThreeAndJUnitListsThem() throws {
+        let base = Self.result(["a": [.decodeTokensPerSecond: Self.samples(1000, spread: 0.01)]])
+        var new = base
+        new.cases[0].checks = [CheckResult("finish_reason", false, "got eos <expected>"), CheckResult("ran", true)]
+        let report = BenchComparison.compare(base: base, new: new, maxRegression: 0.1).report(baseName: "a", newName: "b")
+        XCTAssertEqual(report.status, .checkFailed)
+        let xml = report.junit()
+        XCTAssertTrue(xml.contains("<testcase classname=\"quantbench.checks.a\" name=\"finish_reason\">"), xml)
+        XCTAssertTrue(xml.contains("got eos &lt;expected&gt;"), xml)
+        XCTAssertTrue(xml.contains("name=\"decode_tokens_per_s\""), xml)
+        XCTAssertTrue(report.markdown().contains(BenchComparison.unpairedNote))
     }
 
     func testDifferencesAreReported() {
@@ -109,7 +144,7 @@ final class CompareTests: XCTestCase {
         XCTAssertEqual(Set(c.unmatched), ["gone (only in base)", "added (only in new)"])
         XCTAssertEqual(c.failedChecks.count, 1)
         let md = c.markdown(baseName: "base.json", newName: "new.json", reportOnly: true)
-        XCTAssertTrue(md.contains("| case | metric | base | new | ratio [95% CI] | verdict |"))
+        XCTAssertTrue(md.contains("| case | metric | base | new | ratio [95% CI] | change | p | p (Holm) | verdict |"))
         XCTAssertTrue(md.contains("report only"))
     }
 }

@@ -1,32 +1,17 @@
 import Foundation
 
-/// `compare`: each metric of each case present in both results, as the ratio new / base
-/// of the medians with a bootstrap confidence interval (`Statistics.medianRatio`).
+/// `compare`: each metric of each case present in both results, judged by `RegressionGate`
+/// on the two files' samples as unpaired data: a one-sided Mann-Whitney U test per metric,
+/// Holm's adjustment over all of them (family-wise error rate α = 5%), and a practical
+/// threshold, so only a change both significant and large gates. The ratio of medians is
+/// shown with a 95% bootstrap interval (`Statistics.medianRatio`).
 ///
-/// A metric is a regression *with confidence* only when the whole interval lies beyond
-/// the threshold: for a higher-is-better metric (tokens/s) the interval's upper end is
-/// below 1 − threshold; for a lower-is-better one (latency, memory) its lower end is above
-/// 1 + threshold. Noise (an interval that reaches back inside the threshold) never gates,
-/// and an improvement never gates, so a CI can gate on `compare` without flaking.
+/// Two files from different times (let alone machines) are not paired: drift between them
+/// is indistinguishable from a change of the engine, which is why `ab`, which interleaves
+/// the two builds round by round on one machine, is the command to gate CI on.
 public struct BenchComparison: Sendable {
-    public enum Verdict: String, Sendable, Codable {
-        /// Worse beyond the threshold with confidence: gates.
-        case regression
-        /// The point estimate is worse than the threshold but the interval reaches back.
-        case possibleRegression = "possible regression"
-        case improvement
-        /// Within the interval of no change.
-        case unchanged
-    }
-
-    public struct Row: Sendable, Codable, Equatable {
-        public var caseID: String
-        public var metric: String
-        public var base: Double
-        public var new: Double
-        public var interval: Statistics.RatioInterval
-        public var verdict: Verdict
-    }
+    public typealias Row = GateRow
+    public typealias Verdict = GateVerdict
 
     public var rows: [Row]
     /// Differences that make the comparison less meaningful (machine, build, model, suite).
@@ -35,12 +20,24 @@ public struct BenchComparison: Sendable {
     public var unmatched: [String]
     /// Checks that fail in the new result.
     public var failedChecks: [String]
-    public var threshold: Double
+    /// Every check of the new result (for JUnit).
+    public var checks: [GateReport.Check]
+    public var policy: GatePolicy
+    public var threshold: Double { policy.timeThreshold }
 
     public var regressions: [Row] { rows.filter { $0.verdict == .regression } }
 
-    /// Compares `new` against `base`; `maxRegression` is a fraction (0.1 for 10%).
-    public static func compare(base: BenchResult, new: BenchResult, maxRegression: Double, level: Double = 0.95) -> BenchComparison {
+    /// The note every `compare` report carries.
+    public static let unpairedNote = "Unpaired comparison: the two files were measured at different times (perhaps on different machines), "
+        + "so drift between them cannot be told from a change of the engine; a verdict here proves little. "
+        + "Gate CI on `quantbench ab`, which interleaves both builds round by round on one machine."
+
+    /// Compares `new` against `base`; `maxRegression` is the time threshold as a fraction
+    /// (0.1 for 10%), `workThreshold` the work counters'.
+    public static func compare(
+        base: BenchResult, new: BenchResult, maxRegression: Double, workThreshold: Double = GatePolicy.defaultWorkThreshold
+    ) -> BenchComparison {
+        let policy = GatePolicy(timeThreshold: maxRegression, workThreshold: workThreshold)
         var warnings: [String] = []
         func differ(_ what: String, _ a: String, _ b: String) {
             if a != b { warnings.append("\(what) differs: base \(a), new \(b)") }
@@ -52,6 +49,7 @@ public struct BenchComparison: Sendable {
         differ("threads", "\(base.settings.threads)", "\(new.settings.threads)")
         differ("build", base.environment.buildConfiguration, new.environment.buildConfiguration)
         differ("KV cache type", base.settings.kvType, new.settings.kvType)
+        differ("minimum sample time", base.settings.minSampleSeconds.map { "\($0) s" } ?? "none", new.settings.minSampleSeconds.map { "\($0) s" } ?? "none")
 
         let baseCases = Dictionary(base.cases.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let newIDs = Set(new.cases.map(\.id))
@@ -62,84 +60,51 @@ public struct BenchComparison: Sendable {
                 unmatched.append("\(c.id) (only in new)")
                 continue
             }
-            rows += compareMetrics(caseID: c.id, base: b.metrics, new: c.metrics, threshold: maxRegression, level: level)
+            guard b.status != .skipped && c.status != .skipped else { continue }
+            rows += compareMetrics(caseID: c.id, base: b.metrics, new: c.metrics)
         }
-        rows += compareMetrics(caseID: "all", base: base.aggregate.metrics, new: new.aggregate.metrics, threshold: maxRegression, level: level)
+        rows += compareMetrics(caseID: "all", base: base.aggregate.metrics, new: new.aggregate.metrics)
+        rows = RegressionGate.decide(rows, policy: policy)
         let failed = new.cases.flatMap { c in c.checks.filter { !$0.passed }.map { "\(c.id): \($0.name): \($0.detail)" } }
-        return BenchComparison(rows: rows, warnings: warnings, unmatched: unmatched, failedChecks: failed, threshold: maxRegression)
+        let checks = new.cases.flatMap { c in c.checks.map { GateReport.Check(caseID: c.id, name: $0.name, passed: $0.passed, detail: $0.detail) } }
+        return BenchComparison(
+            rows: rows, warnings: warnings, unmatched: unmatched, failedChecks: failed, checks: checks, policy: policy)
     }
 
-    static func compareMetrics(
-        caseID: String, base: [String: Estimate], new: [String: Estimate], threshold: Double, level: Double
-    ) -> [Row] {
+    /// A row per metric the base has (a metric the new result lacks is invalid: a missing
+    /// measurement never passes), plus metrics only the new result has, which are not judged.
+    static func compareMetrics(caseID: String, base: [String: Estimate], new: [String: Estimate]) -> [Row] {
         var rows: [Row] = []
         for metric in Metric.allCases {
-            guard let b = base[metric.rawValue], let n = new[metric.rawValue],
-                  let interval = Statistics.medianRatio(
-                    base: b.samples, new: n.samples, level: level, seed: Statistics.seed(for: "\(caseID)/\(metric.rawValue)"))
-            else { continue }
-            rows.append(Row(
-                caseID: caseID, metric: metric.rawValue, base: b.median, new: n.median, interval: interval,
-                verdict: verdict(interval, higherIsBetter: metric.higherIsBetter, threshold: threshold)))
+            let b = base[metric.rawValue], n = new[metric.rawValue]
+            if b == nil { continue }
+            rows.append(RegressionGate.unpaired(caseID: caseID, metric: metric, base: b?.samples, new: n?.samples))
         }
         return rows
     }
 
-    /// The verdict rule described on the type.
-    public static func verdict(_ r: Statistics.RatioInterval, higherIsBetter: Bool, threshold: Double) -> Verdict {
-        if higherIsBetter {
-            if r.high < 1 - threshold { return .regression }
-            if r.low > 1 { return .improvement }
-            if r.ratio < 1 - threshold { return .possibleRegression }
-        } else {
-            if r.low > 1 + threshold { return .regression }
-            if r.high < 1 { return .improvement }
-            if r.ratio > 1 + threshold { return .possibleRegression }
+    /// The report for CI (Markdown, JUnit, exit status). `reportOnly` turns regressions into
+    /// a note: nothing gates on speed (failed runs and checks still do).
+    public func report(baseName: String, newName: String, reportOnly: Bool = false) -> GateReport {
+        var method = "base `\(baseName)`, new `\(newName)`: one-sided Mann-Whitney U per metric on the files' samples, "
+            + "Holm over all \(rows.count) at α = \(Int(policy.alpha * 100))%; "
+            + String(format: "a metric gates when significant and worse by more than %.0f%% (times), %.0f%% (work counters), memory by more than %@",
+                policy.timeThreshold * 100, policy.workThreshold * 100, ModelReport.formatBytes(Int(policy.memorySlackBytes)))
+            + (reportOnly ? " (report only: nothing gates)." : ".")
+        if reportOnly { method += "" }
+        var notes = [Self.unpairedNote]
+        if !unmatched.isEmpty { notes.append("Not compared: " + unmatched.joined(separator: ", ")) }
+        var rows = self.rows
+        if reportOnly {
+            for i in rows.indices where rows[i].verdict == .regression { rows[i].verdict = .possibleRegression }
         }
-        return .unchanged
+        return GateReport(
+            title: "QuantBench comparison", method: method, policy: policy, rows: rows, checks: checks, failures: [],
+            warnings: warnings, notes: notes)
     }
 
     /// The Markdown report for CI logs.
     public func markdown(baseName: String, newName: String, reportOnly: Bool) -> String {
-        var out: [String] = []
-        out.append("## QuantBench comparison")
-        out.append("")
-        out.append("base `\(baseName)`, new `\(newName)`; ratio = new / base of the medians with a 95% bootstrap interval; "
-            + String(format: "a regression gates only when the whole interval is beyond %.0f%%", threshold * 100)
-            + (reportOnly ? " (report only: nothing gates)." : "."))
-        for w in warnings { out.append("") ; out.append("> warning: \(w)") }
-        out.append("")
-        out.append("| case | metric | base | new | ratio [95% CI] | verdict |")
-        out.append("| --- | --- | ---: | ---: | ---: | --- |")
-        for r in rows {
-            let m = Metric(rawValue: r.metric)
-            let verdict: String
-            switch r.verdict {
-            case .regression: verdict = "**REGRESSION**"
-            case .possibleRegression: verdict = "worse? (within noise)"
-            case .improvement: verdict = "better"
-            case .unchanged: verdict = "same"
-            }
-            out.append("| \(r.caseID) | \(m?.label ?? r.metric) | \(Self.value(r.base, m)) | \(Self.value(r.new, m)) | "
-                + String(format: "%.3f [%.3f, %.3f]", r.interval.ratio, r.interval.low, r.interval.high) + " | \(verdict) |")
-        }
-        if !unmatched.isEmpty { out += ["", "Not compared: " + unmatched.joined(separator: ", ")] }
-        if !failedChecks.isEmpty {
-            out += ["", "Failed checks in the new result:"]
-            out += failedChecks.map { "- \($0)" }
-        }
-        out.append("")
-        let n = regressions.count
-        out.append(n == 0 ? "No regression beyond the threshold with confidence."
-            : "\(n) regression\(n == 1 ? "" : "s") beyond the threshold with confidence: "
-                + regressions.map { "\($0.caseID) \(Metric(rawValue: $0.metric)?.label ?? $0.metric)" }.joined(separator: ", "))
-        return out.joined(separator: "\n") + "\n"
-    }
-
-    static func value(_ v: Double, _ m: Metric?) -> String {
-        guard let m else { return BenchReport.format(v) }
-        if m.isMemory { return ModelReport.formatBytes(Int(v)) }
-        if m.higherIsBetter { return BenchReport.format(v) }
-        return v < 1e-3 ? BenchReport.format(v * 1e6) + " µs" : BenchReport.format(v * 1e3) + " ms"
+        report(baseName: baseName, newName: newName, reportOnly: reportOnly).markdown()
     }
 }

@@ -102,6 +102,25 @@ public enum BenchReport {
             }
         }
 
+        let timed = r.cases.filter { $0.kind == .throughput && $0.metrics[Metric.cpuSeconds.rawValue] != nil }
+        if !timed.isEmpty {
+            out += ["", "## Per operation", ""]
+            let counted = timed.contains { $0.metrics[Metric.instructions.rawValue] != nil }
+            out.append("| test | wall ms | CPU ms |" + (counted ? " instructions | cycles |" : ""))
+            out.append("| --- | ---: | ---: |" + (counted ? " ---: | ---: |" : ""))
+            for c in timed {
+                let wall = c.runs.compactMap(\.seconds)
+                func median(_ m: Metric) -> String { c.metrics[m.rawValue].map { String(format: "%.4g", $0.median) } ?? "–" }
+                out.append("| \(c.test ?? c.id) | \(Statistics.median(wall).map { String(format: "%.2f", $0 * 1e3) } ?? "–") | "
+                    + "\(c.metrics[Metric.cpuSeconds.rawValue].map { String(format: "%.2f", $0.median * 1e3) } ?? "–") |"
+                    + (counted ? " \(median(.instructions)) | \(median(.cycles)) |" : ""))
+            }
+            out.append("")
+            var line = r.settings.minSampleSeconds.map { "Each sample repeated its operation for at least \(BenchReport.format($0 * 1e3)) ms; figures are per operation." } ?? ""
+            if let w = r.workCounters, !w.available { line += (line.isEmpty ? "" : " ") + "Work counters unavailable: \(w.reason ?? "unknown reason")." }
+            out.append(line)
+        }
+
         let cancel = r.cases.filter { $0.kind == .cancel && $0.status != .skipped }
         if !cancel.isEmpty {
             out += ["", "## Cancellation", "", "| case | cancel latency µs | checks |", "| --- | ---: | --- |"]

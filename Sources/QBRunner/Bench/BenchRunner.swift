@@ -29,18 +29,29 @@ public struct BenchRunner: Sendable {
     /// depth 4096) then see the same drift. Each run's peak memory then includes the other
     /// cases' states.
     public var interleave: Bool
+    /// Throughput tests: a timed sample repeats its operation until it has lasted this long.
+    public var minSampleSeconds: Double
+    /// Environment for `WorkCounters.open` (its test seam).
+    public var counterEnvironment: [String: String]
 
     /// Defaults keep the smoke suite on the tiny default model to a few seconds in a
     /// release build; llama-bench's own default is 5 repetitions with 1 warmup too.
     public static let defaultRepetitions = 5
     public static let defaultWarmup = 1
     public static let defaultSeed: UInt64 = 1234
+    /// Long enough that a sample is many scheduler quanta and timer ticks, short enough
+    /// that the smoke suite's throughput cases stay at a second or two.
+    public static let defaultMinSampleSeconds = 0.1
 
     public init(
         loaded: LoadedModel, repetitions: Int = BenchRunner.defaultRepetitions, warmup: Int = BenchRunner.defaultWarmup,
         seed: UInt64 = BenchRunner.defaultSeed, interrupt: InterruptFlag = InterruptFlag(),
-        progress: @escaping @Sendable (BenchProgress) -> Void = { _ in }, roofline: Roofline? = nil, interleave: Bool = false
+        progress: @escaping @Sendable (BenchProgress) -> Void = { _ in }, roofline: Roofline? = nil, interleave: Bool = false,
+        minSampleSeconds: Double = BenchRunner.defaultMinSampleSeconds,
+        counterEnvironment: [String: String] = ProcessInfo.processInfo.environment
     ) {
+        self.minSampleSeconds = minSampleSeconds.isFinite ? min(max(0, minSampleSeconds), 3600) : 0
+        self.counterEnvironment = counterEnvironment
         self.roofline = roofline
         self.interleave = interleave
         self.loaded = loaded
@@ -55,6 +66,16 @@ public struct BenchRunner: Sendable {
     /// `BenchInterrupted` (and produces nothing) once `interrupt` is set.
     public func run(_ suite: Suite) async throws -> BenchResult {
         progress(.loaded(model: loaded.info.name, seconds: loaded.load.seconds))
+        // After the pool's threads exist: counters are opened per thread.
+        var counters: WorkCounters?
+        let counterStatus: WorkCounterStatus
+        switch WorkCounters.open(environment: counterEnvironment) {
+        case .available(let c):
+            counters = c
+            counterStatus = WorkCounterStatus(available: true, reason: nil)
+        case .unavailable(let reason):
+            counterStatus = WorkCounterStatus(available: false, reason: reason)
+        }
         var cases: [(index: Int, result: CaseResult)] = []
         var interleaved: [(index: Int, case: SuiteCase)] = []
         for (i, c) in suite.cases.enumerated() {
@@ -76,7 +97,7 @@ public struct BenchRunner: Sendable {
                         loaded: loaded, repetitions: repetitions, warmup: warmup, interrupt: interrupt, progress: progress, index: i
                     ).run(c, into: &result)
                 case .throughput:
-                    try throughputRunner(index: i).run(c, into: &result)
+                    try throughputRunner(index: i, counters: counters).run(c, into: &result)
                 }
             } catch let e as BenchInterrupted {
                 throw e
@@ -88,7 +109,7 @@ public struct BenchRunner: Sendable {
             cases.append((i, result))
         }
         if !interleaved.isEmpty {
-            cases += try runInterleaved(interleaved, total: suite.cases.count)
+            cases += try runInterleaved(interleaved, total: suite.cases.count, counters: counters)
             cases.sort { $0.index < $1.index }
         }
         if interrupt.isSet { throw BenchInterrupted() }
@@ -101,19 +122,22 @@ public struct BenchRunner: Sendable {
             model: loaded.info,
             settings: RunSettings(
                 repetitions: repetitions, warmup: warmup, threads: loaded.pool.threadCount, seed: seed,
-                chatFormat: ChatPromptRenderer.name(of: loaded.chatFormat), kvType: loaded.kvType.rawValue),
+                chatFormat: ChatPromptRenderer.name(of: loaded.chatFormat), kvType: loaded.kvType.rawValue,
+                minSampleSeconds: minSampleSeconds),
             load: loaded.load, cases: cases.map(\.result), aggregate: Self.aggregate(cases.map(\.result)),
             roofline: roofline ?? stored)
+        result.workCounters = counterStatus
         result.rooflineSource = roofline != nil ? "this run" : stored != nil ? "store" : nil
         if let l = firstLayer { result.prefillArithmetic = Linear.prefillQuantizesActivations(l.gate) ? "int8" : "fp32" }
         return result
     }
 
-    func throughputRunner(index: Int) -> ThroughputRunner {
+    func throughputRunner(index: Int, counters: WorkCounters?) -> ThroughputRunner {
         let pool = loaded.pool
         return ThroughputRunner(
             loaded: loaded, repetitions: repetitions, warmup: warmup, seed: seed, interrupt: interrupt, progress: progress,
-            index: index, bandwidthProbe: roofline == nil ? nil : { Roofline.probeReadBandwidth(pool: pool) })
+            index: index, bandwidthProbe: roofline == nil ? nil : { Roofline.probeReadBandwidth(pool: pool) },
+            minSampleSeconds: minSampleSeconds, counters: counters)
     }
 
     /// A finished case's status from its checks (skipped stays skipped).
@@ -123,7 +147,7 @@ public struct BenchRunner: Sendable {
 
     /// Throughput cases round by round (`interleave`): every case readied first, then run
     /// `r` of each case in suite order, for every run. A case whose run fails stops there.
-    func runInterleaved(_ group: [(index: Int, case: SuiteCase)], total: Int) throws -> [(index: Int, result: CaseResult)] {
+    func runInterleaved(_ group: [(index: Int, case: SuiteCase)], total: Int, counters: WorkCounters?) throws -> [(index: Int, result: CaseResult)] {
         struct Slot {
             var index: Int
             var suiteCase: SuiteCase
@@ -135,7 +159,7 @@ public struct BenchRunner: Sendable {
         for (i, c) in group {
             if interrupt.isSet { throw BenchInterrupted() }
             progress(.caseStarted(index: i, total: total, id: c.id, runs: runs(for: c)))
-            var slot = Slot(index: i, suiteCase: c, runner: throughputRunner(index: i), trial: nil, result: CaseResult(id: c.id, kind: c.kind))
+            var slot = Slot(index: i, suiteCase: c, runner: throughputRunner(index: i, counters: counters), trial: nil, result: CaseResult(id: c.id, kind: c.kind))
             do {
                 slot.trial = try slot.runner.prepare(c, into: &slot.result)
             } catch let e as BenchInterrupted {

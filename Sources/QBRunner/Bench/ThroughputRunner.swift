@@ -16,6 +16,11 @@ import QBText
 /// - `@ dD`: D random ids are prefilled first, untimed (once; each repetition cuts the
 ///   cache back to them), so the test runs with D positions of context.
 ///
+/// Each timed sample repeats its operation until it has lasted `minSampleSeconds` and
+/// reports per-operation figures (wall time, process CPU time, and where the kernel exposes
+/// them retired instructions and cycles), so a sample of a fast operation measures the
+/// engine rather than the timer and the scheduler's quantum.
+///
 /// As llama-bench does, warmup runs are discarded and the report gives mean ± standard
 /// deviation over the repetitions (plus the median with its interval).
 struct ThroughputRunner {
@@ -29,6 +34,10 @@ struct ThroughputRunner {
     /// Run right before each decode repetition (`bench --roofline`): the read bandwidth of
     /// that moment, GB/s.
     var bandwidthProbe: (() -> Double)? = nil
+    /// A sample repeats its operation until it has lasted this long (seconds).
+    var minSampleSeconds: Double = 0
+    /// Hardware counters of this process, when available.
+    var counters: WorkCounters? = nil
 
     var model: any LanguageModel { loaded.model }
 
@@ -55,7 +64,8 @@ struct ThroughputRunner {
         result.memory = loaded.memoryBreakdown(contextLength: context, batch: c.batch)
         return try ThroughputTrial(
             model: model, state: loaded.makeState(contextLength: context, batch: c.batch), test: test, seed: seed,
-            interrupt: interrupt, beforeRun: test.test == .generate ? bandwidthProbe : nil)
+            interrupt: interrupt, beforeRun: test.test == .generate ? bandwidthProbe : nil, minSampleSeconds: minSampleSeconds,
+            counters: counters)
     }
 
     /// Keeps run `run` (warmups first, from 0) of `c`.
@@ -63,6 +73,8 @@ struct ThroughputRunner {
         if run >= warmup, let test = c.throughput {
             result.runs.append(RunRecord(
                 repetition: run - warmup + 1, tokens: test.tokens, seconds: outcome.seconds,
+                iterations: outcome.iterations > 1 ? outcome.iterations : nil, cpuSeconds: outcome.cpuSeconds,
+                instructions: outcome.instructions, cycles: outcome.cycles,
                 readBandwidthGBps: outcome.probedBandwidth, memory: outcome.memory))
         }
         progress(.runFinished(index: index, run: run + 1, runs: warmup + repetitions))
@@ -73,6 +85,9 @@ struct ThroughputRunner {
         var samples: [Metric: [Double]] = [:]
         for r in result.runs {
             if let s = r.seconds, let n = r.tokens, s > 0 { samples[.tokensPerSecond, default: []].append(Double(n) / s) }
+            if let v = r.cpuSeconds { samples[.cpuSeconds, default: []].append(v) }
+            if let v = r.instructions { samples[.instructions, default: []].append(v) }
+            if let v = r.cycles { samples[.cycles, default: []].append(v) }
             GenerationCaseRunner.appendMemory(r.memory, to: &samples)
         }
         result.metrics = GenerationCaseRunner.estimates(samples)
@@ -85,7 +100,8 @@ struct ThroughputRunner {
         model: any LanguageModel, state: InferenceState, test: ThroughputTest, repetitions: Int, warmup: Int, seed: UInt64,
         interrupt: InterruptFlag, onRun: (Int, Double, MemorySnapshot) -> Void
     ) throws {
-        let trial = try ThroughputTrial(model: model, state: state, test: test, seed: seed, interrupt: interrupt, beforeRun: nil)
+        let trial = try ThroughputTrial(
+            model: model, state: state, test: test, seed: seed, interrupt: interrupt, beforeRun: nil, minSampleSeconds: 0, counters: nil)
         for run in 0..<(warmup + repetitions) {
             if interrupt.isSet { throw BenchInterrupted() }
             let o = try trial.run()
@@ -105,7 +121,13 @@ struct ThroughputRunner {
 /// state holding the test's depth, prefilled once, untimed.
 final class ThroughputTrial {
     struct Outcome {
+        /// Per operation.
         var seconds: Double
+        var iterations: Int = 1
+        /// Per operation.
+        var cpuSeconds: Double?
+        var instructions: Double?
+        var cycles: Double?
         var memory: MemorySnapshot
         /// What `beforeRun` returned (a bandwidth probe's GB/s), if it ran.
         var probedBandwidth: Double?
@@ -118,9 +140,19 @@ final class ThroughputTrial {
     let beforeRun: (() -> Double)?
     let depth: Int
     let ids: [TokenID]
+    let minSampleSeconds: Double
+    let counters: WorkCounters?
+    /// More repetitions of one operation in a sample than this means the operation is
+    /// (nearly) free; the sample stops there.
+    static let maxIterations = 100_000
 
     /// Throws `BenchInterrupted` when interrupted while prefilling the depth.
-    init(model: any LanguageModel, state: InferenceState, test: ThroughputTest, seed: UInt64, interrupt: InterruptFlag, beforeRun: (() -> Double)?) throws {
+    init(
+        model: any LanguageModel, state: InferenceState, test: ThroughputTest, seed: UInt64, interrupt: InterruptFlag,
+        beforeRun: (() -> Double)?, minSampleSeconds: Double, counters: WorkCounters?
+    ) throws {
+        self.minSampleSeconds = minSampleSeconds.isFinite ? max(0, minSampleSeconds) : 0
+        self.counters = counters
         self.model = model
         self.state = state
         self.test = test
@@ -139,30 +171,77 @@ final class ThroughputTrial {
         }
     }
 
-    /// One timed repetition: the cache cut back to the depth, `beforeRun` (untimed, ahead of
-    /// the peak-memory reset), then the test. Throws `BenchInterrupted` when interrupted.
+    /// One timed sample: `beforeRun` (untimed, ahead of the peak-memory reset), then the
+    /// test, the cache cut back to the depth before each operation, repeated until the
+    /// sample has lasted `minSampleSeconds`. Throws `BenchInterrupted` when interrupted.
     func run() throws -> Outcome {
         state.cache.truncate(to: depth)
         let probed = beforeRun?()
         let peakReset = MemoryStats.resetPeak()
         let cancelled = { [interrupt] in interrupt.isSet }
         let clock = ContinuousClock()
+        let counted0 = counters?.read()
+        let cpu0 = WorkCounters.processCPUSeconds()
         let start = clock.now
-        do {
-            switch test.test {
-            case .prompt:
-                _ = try model.forward(ids, state: state, logits: .last, isCancelled: cancelled)
-            case .generate:
-                var token = ids[0]
-                for _ in 0..<test.tokens {
-                    let logits = try model.forward([token], state: state, logits: .last, isCancelled: cancelled)
-                    token = ThroughputRunner.argmax(logits)
+        var iterations = 0
+        var elapsed = 0.0
+        repeat {
+            state.cache.truncate(to: depth)
+            let opStart = clock.now
+            do {
+                switch test.test {
+                case .prompt:
+                    _ = try model.forward(ids, state: state, logits: .last, isCancelled: cancelled)
+                case .generate:
+                    var token = ids[0]
+                    for _ in 0..<test.tokens {
+                        let logits = try model.forward([token], state: state, logits: .last, isCancelled: cancelled)
+                        token = ThroughputRunner.argmax(logits)
+                    }
                 }
+            } catch is ForwardCancelled {
+                throw BenchInterrupted()
             }
-        } catch is ForwardCancelled {
-            throw BenchInterrupted()
+            #if QB_TEST_SLOWDOWN
+                TestSlowdown.apply(test: test.name, operationSeconds: (clock.now - opStart).seconds)
+            #else
+                _ = opStart
+            #endif
+            iterations += 1
+            elapsed = (clock.now - start).seconds
+            if interrupt.isSet { throw BenchInterrupted() }
+        } while elapsed < minSampleSeconds && iterations < Self.maxIterations
+        let cpu = WorkCounters.processCPUSeconds() - cpu0
+        let ops = Double(iterations)
+        var outcome = Outcome(
+            seconds: elapsed / ops, iterations: iterations, cpuSeconds: cpu.isFinite && cpu >= 0 ? cpu / ops : nil,
+            memory: MemorySnapshot(MemoryStats.current(), peakWasReset: peakReset), probedBandwidth: probed)
+        if let a = counted0, let b = counters?.read() {
+            outcome.instructions = Double(b.instructions &- a.instructions) / ops
+            outcome.cycles = Double(b.cycles &- a.cycles) / ops
         }
-        let seconds = (clock.now - start).seconds
-        return Outcome(seconds: seconds, memory: MemorySnapshot(MemoryStats.current(), peakWasReset: peakReset), probedBandwidth: probed)
+        return outcome
     }
 }
+
+#if QB_TEST_SLOWDOWN
+/// Test builds only (`-Xswiftc -DQB_TEST_SLOWDOWN`): `QB_TEST_SLOWDOWN=pp128:10` makes every
+/// operation of the throughput test named `pp128` take 10% longer, by spinning for that
+/// share of the operation's own time; how `ab`'s detection is checked against a known
+/// slowdown. Release and debug builds have no such code.
+enum TestSlowdown {
+    static let setting: (test: String, fraction: Double)? = {
+        guard let v = ProcessInfo.processInfo.environment["QB_TEST_SLOWDOWN"] else { return nil }
+        let parts = v.split(separator: ":")
+        guard parts.count == 2, let pct = Double(parts[1]), pct.isFinite, pct >= 0, pct <= 1000 else { return nil }
+        return (String(parts[0]), pct / 100)
+    }()
+
+    static func apply(test: String, operationSeconds: Double) {
+        guard let s = setting, s.test == test else { return }
+        let clock = ContinuousClock()
+        let until = clock.now + .nanoseconds(Int64(operationSeconds * s.fraction * 1e9))
+        while clock.now < until {}
+    }
+}
+#endif

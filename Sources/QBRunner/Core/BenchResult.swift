@@ -28,11 +28,16 @@ public struct BenchResult: Codable, Sendable {
     /// Which peak prefill is held against: "int8" when the weight products run on int8 dot
     /// products, "fp32" when they run on f32 (sgemm).
     public var prefillArithmetic: String?
+    /// Whether throughput tests counted retired instructions and cycles (`perf_event_open`),
+    /// and why not when they did not; absent in results of builds that predate the counters.
+    public var workCounters: WorkCounterStatus?
+    /// `quantbench ab`: the paired comparison this result is the candidate side of.
+    public var ab: ABSummary?
 
     enum CodingKeys: String, CodingKey {
         case schema, schemaVersion = "schema_version", createdAt = "created_at", suite, environment, model, settings, load
         case cases, aggregate, roofline
-        case rooflineSource = "roofline_source", prefillArithmetic = "prefill_arithmetic"
+        case rooflineSource = "roofline_source", prefillArithmetic = "prefill_arithmetic", workCounters = "work_counters", ab
     }
 
     public init(
@@ -80,14 +85,31 @@ public struct RunSettings: Codable, Sendable, Equatable {
     public var chatFormat: String
     /// The KV cache precision (`--kv-type`: f32, f16, q8_0).
     public var kvType: String
-    enum CodingKeys: String, CodingKey { case repetitions, warmup, threads, seed, chatFormat = "chat_format", kvType = "kv_type" }
-    public init(repetitions: Int, warmup: Int, threads: Int, seed: UInt64, chatFormat: String, kvType: String) {
+    /// Throughput tests: a timed sample repeats its operation until it has lasted this long
+    /// (seconds) and reports per-operation figures; absent in older results (one operation).
+    public var minSampleSeconds: Double?
+    enum CodingKeys: String, CodingKey {
+        case repetitions, warmup, threads, seed, chatFormat = "chat_format", kvType = "kv_type", minSampleSeconds = "min_sample_s"
+    }
+    public init(repetitions: Int, warmup: Int, threads: Int, seed: UInt64, chatFormat: String, kvType: String, minSampleSeconds: Double? = nil) {
+        self.minSampleSeconds = minSampleSeconds
         self.repetitions = repetitions
         self.warmup = warmup
         self.threads = threads
         self.seed = seed
         self.chatFormat = chatFormat
         self.kvType = kvType
+    }
+}
+
+/// Whether the hardware work counters were read (`WorkCounters`).
+public struct WorkCounterStatus: Codable, Sendable, Equatable {
+    public var available: Bool
+    /// Why not, when not (e.g. "perf_event_open: No such file or directory (errno 2)").
+    public var reason: String?
+    public init(available: Bool, reason: String?) {
+        self.available = available
+        self.reason = reason
     }
 }
 
@@ -199,9 +221,19 @@ public struct RunRecord: Codable, Sendable, Equatable {
     public var repetition: Int
     /// Generation and chat cases: each request of the run.
     public var turns: [TurnRecord]?
-    /// Throughput tests: tokens processed and the time they took.
+    /// Throughput tests: tokens processed by one operation and the wall time it took (the
+    /// sample's total over `iterations`).
     public var tokens: Int?
     public var seconds: Double?
+    /// Throughput tests: how many times the operation ran in this sample (to last at least
+    /// `settings.min_sample_s`); absent when once.
+    public var iterations: Int?
+    /// Throughput tests: process CPU time (every thread) per operation, seconds.
+    public var cpuSeconds: Double?
+    /// Throughput tests, where the counters are available: user-space retired instructions
+    /// and CPU cycles of every thread, per operation.
+    public var instructions: Double?
+    public var cycles: Double?
     /// Cancel cases: seconds from the cancellation request to the request's return.
     public var cancelLatencySeconds: Double?
     /// Decode tests under `bench --roofline`: the read bandwidth (GB/s) a probe measured
@@ -210,12 +242,17 @@ public struct RunRecord: Codable, Sendable, Equatable {
     public var memory: MemorySnapshot
     enum CodingKeys: String, CodingKey {
         case repetition, turns, tokens, seconds, cancelLatencySeconds = "cancel_latency_s"
-        case readBandwidthGBps = "read_bandwidth_gbps", memory
+        case readBandwidthGBps = "read_bandwidth_gbps", memory, iterations, cpuSeconds = "cpu_s", instructions, cycles
     }
     public init(
-        repetition: Int, turns: [TurnRecord]? = nil, tokens: Int? = nil, seconds: Double? = nil,
+        repetition: Int, turns: [TurnRecord]? = nil, tokens: Int? = nil, seconds: Double? = nil, iterations: Int? = nil,
+        cpuSeconds: Double? = nil, instructions: Double? = nil, cycles: Double? = nil,
         cancelLatencySeconds: Double? = nil, readBandwidthGBps: Double? = nil, memory: MemorySnapshot
     ) {
+        self.iterations = iterations
+        self.cpuSeconds = cpuSeconds
+        self.instructions = instructions
+        self.cycles = cycles
         self.repetition = repetition
         self.turns = turns
         self.tokens = tokens
@@ -323,6 +360,11 @@ public enum Metric: String, CaseIterable, Sendable {
     case endToEnd = "end_to_end_s"
     case tokensPerSecond = "tokens_per_s"
     case cancelLatency = "cancel_latency_s"
+    /// Throughput tests: process CPU time per operation.
+    case cpuSeconds = "cpu_s"
+    /// Throughput tests: retired instructions and cycles per operation (work counters).
+    case instructions
+    case cycles
     case peakResident = "peak_rss_bytes"
     case allocated = "tcmalloc_allocated_bytes"
     case heap = "tcmalloc_heap_bytes"
@@ -337,6 +379,9 @@ public enum Metric: String, CaseIterable, Sendable {
 
     public var isMemory: Bool { self == .peakResident || self == .allocated || self == .heap }
 
+    /// Counts of work done (hardware counters), gated with their own, tighter threshold.
+    public var isWorkCounter: Bool { self == .instructions || self == .cycles }
+
     /// A short label for tables.
     public var label: String {
         switch self {
@@ -349,6 +394,9 @@ public enum Metric: String, CaseIterable, Sendable {
         case .endToEnd: return "end-to-end"
         case .tokensPerSecond: return "t/s"
         case .cancelLatency: return "cancel latency"
+        case .cpuSeconds: return "CPU time"
+        case .instructions: return "instructions"
+        case .cycles: return "cycles"
         case .peakResident: return "peak RSS"
         case .allocated: return "tcmalloc allocated"
         case .heap: return "tcmalloc heap"

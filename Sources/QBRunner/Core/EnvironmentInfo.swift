@@ -7,9 +7,12 @@ import QBKernels
 /// Where and how a result was produced: enough to tell whether two results are
 /// comparable (same machine kind, build, thread count) and to reproduce one.
 public struct EnvironmentInfo: Codable, Sendable, Equatable {
-    /// `git rev-parse HEAD` of the working directory's checkout, or "unknown".
+    /// The commit this binary was built from (`git rev-parse HEAD` at build time, compiled
+    /// in by the BuildInfo plugin), or "unknown" for a build outside a git checkout; never
+    /// the working directory's.
     public var commit: String
-    /// Whether the checkout had uncommitted changes to tracked files (nil when unknown).
+    /// Whether tracked files had uncommitted changes when the binary was built (nil when
+    /// unknown).
     public var dirty: Bool?
     /// "release" or "debug" (how this binary was compiled).
     public var buildConfiguration: String
@@ -35,13 +38,23 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
 
     /// This process's environment.
     public static func current(threads: Int) -> EnvironmentInfo {
-        let commit = run("/usr/bin/env", ["git", "rev-parse", "HEAD"])?.trimmingCharacters(in: .whitespacesAndNewlines)
-        let dirty = commit == nil ? nil : run("/usr/bin/env", ["git", "status", "--porcelain", "--untracked-files=no"]).map { !$0.isEmpty }
-        return EnvironmentInfo(
-            commit: commit.flatMap { $0.count == 40 ? $0 : nil } ?? "unknown", dirty: dirty,
+        EnvironmentInfo(
+            commit: BuildInfo.commit, dirty: BuildInfo.dirty,
             buildConfiguration: buildConfiguration, buildFlags: buildFlags, swiftVersion: swiftVersion,
             os: osName(), kernel: uname().release, hostname: ProcessInfo.processInfo.hostName, cpuModel: CPUInfo.modelName,
             cpuFlags: CPUInfo.flags, logicalCores: ProcessInfo.processInfo.activeProcessorCount, threads: threads)
+    }
+
+    /// `quantbench --version`: the commit compiled in and how the binary was built.
+    public static var versionDescription: String {
+        let dirtyNote = BuildInfo.dirty == true ? " (dirty: uncommitted changes at build time)" : ""
+        return """
+            quantbench \(BuildInfo.commit == "unknown" ? "unknown" : String(BuildInfo.commit.prefix(12)))\(BuildInfo.dirty == true ? "-dirty" : "")
+            commit: \(BuildInfo.commit)\(dirtyNote)
+            build configuration: \(buildConfiguration)
+            swift: \(swiftVersion)
+            flags: \(buildFlags.joined(separator: " "))
+            """
     }
 
     public static var buildConfiguration: String {

@@ -86,7 +86,8 @@ public enum ModelPipeline {
         let start = clock.now
         let path: String
         if let p = options.modelPath {
-            path = p
+            if p.hasPrefix("builtin:") { progress("preparing the built-in model \(p)") }
+            path = try DefaultModel.resolve(p)
         } else {
             progress("preparing the built-in default model")
             path = try DefaultModel.path()

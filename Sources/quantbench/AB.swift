@@ -1,0 +1,183 @@
+import ArgumentParser
+import Foundation
+import QBSupport
+import QBKernels
+import QBRunner
+
+struct AB: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ab",
+        abstract: "Run one suite with two quantbench binaries, interleaved round by round (ABBA), and gate on the paired verdict.",
+        discussion: """
+            Each round runs `BIN bench ... --out FILE` once per side, in a fresh process, baseline first in odd \
+            rounds and candidate first in even ones, so the machine's drift hits both alike. Only `bench` and the \
+            options given here are passed on, so a baseline built before `ab` existed works. Default: the `ci` suite \
+            on the built-in 125M-parameter q4_0 model (builtin:ci-125m), 12 rounds within 150 s. \
+            Exit status: 0 nothing regressed with confidence, 1 a regression, 2 bad input or a run that failed \
+            (the result JSON is still written), 3 a correctness check failed.
+            """)
+
+    @Option(help: "The reference quantbench executable (typically the parent commit's build).")
+    var baseline: String
+
+    @Option(help: "The quantbench executable under test.")
+    var candidate: String
+
+    @Option(help: "Rounds (each one process per side); at least 2, and 8 or more for the test to be able to show a change among 10 metrics.")
+    var rounds: Int = ABRunner.defaultRounds
+
+    @Option(name: .customLong("max-seconds"), help: "Time budget: stop adding rounds when the next would end past it (the first 2 always run).")
+    var maxSeconds: Double = ABRunner.defaultMaxSeconds
+
+    @Option(name: .customLong("max-regression"), help: "Practical threshold for times and speeds, in percent.")
+    var maxRegression: Double = GatePolicy.defaultTimeThreshold * 100
+
+    @Option(name: .customLong("max-work-regression"), help: "Practical threshold for work counters (instructions, cycles), in percent.")
+    var maxWorkRegression: Double = GatePolicy.defaultWorkThreshold * 100
+
+    @Option(name: .customLong("memory-slack-mib"), help: "Memory differences up to this many MiB are the same.")
+    var memorySlackMiB: Double = GatePolicy.defaultMemorySlackBytes / 1_048_576
+
+    @Option(help: "Write the result JSON here (default: results/ab-<suite>-<model>-<time>.json).")
+    var out: String?
+
+    @Option(help: "Write the Markdown verdict here (it also goes to $GITHUB_STEP_SUMMARY when set).")
+    var summary: String?
+
+    @Option(help: "Write JUnit XML here: each check and each gated metric a test case.")
+    var junit: String?
+
+    @Option(name: .customLong("keep-runs"), help: "Keep every run's JSON and output in this folder (default: a temporary folder, removed).")
+    var keepRuns: String?
+
+    // Passed through to `bench` on both sides, only when given.
+    @Option(help: "bench --model (default: builtin:ci-125m, made on first use; builtin: names are resolved here).")
+    var model: String?
+    @Option(help: "bench --tokenizer.") var tokenizer: String?
+    @Option(help: "bench --quant.") var quant: String?
+    @Option(help: "bench --threads.") var threads: Int?
+    @Option(name: .customLong("kv-type"), help: "bench --kv-type.") var kvType: String?
+    @Option(help: "bench --suite (default: ci when neither --suite nor --pp/--tg is given).") var suite: String?
+    @Option(help: "bench --pp.") var pp: String?
+    @Option(help: "bench --tg.") var tg: String?
+    @Option(help: "bench --depth.") var depth: String?
+    @Option(help: "bench --repetitions (default here: 3).") var repetitions: Int?
+    @Option(help: "bench --warmup (default here: 1).") var warmup: Int?
+    @Option(help: "bench --seed.") var seed: UInt64?
+    @Option(name: .customLong("min-sample-seconds"), help: "bench --min-sample-seconds (both binaries must know it).")
+    var minSampleSeconds: Double?
+    @Option(name: .customLong("bench-arg"), help: "Any other bench argument, passed as is (repeatable).")
+    var benchArgs: [String] = []
+
+    static let defaultRepetitions = 3
+    static let defaultWarmup = 1
+
+    func validate() throws {
+        guard (2...1000).contains(rounds) else { throw ValidationError("--rounds must be between 2 and 1000") }
+        guard maxSeconds.isFinite, maxSeconds > 0, maxSeconds <= 7 * 86400 else { throw ValidationError("--max-seconds must be a positive number of seconds (at most a week)") }
+        for (name, v) in [("--max-regression", maxRegression), ("--max-work-regression", maxWorkRegression)] {
+            guard v.isFinite, v >= 0, v < 100 else { throw ValidationError("\(name) must be a percentage in [0, 100)") }
+        }
+        guard memorySlackMiB.isFinite, memorySlackMiB >= 0, memorySlackMiB <= 1_048_576 else { throw ValidationError("--memory-slack-mib must be between 0 and 1048576") }
+        if let r = repetitions, !(1...10_000).contains(r) { throw ValidationError("--repetitions must be between 1 and 10000") }
+        if let w = warmup, !(0...10_000).contains(w) { throw ValidationError("--warmup must be between 0 and 10000") }
+        if let t = threads { _ = try ThreadCount.resolve(t) }
+        if let m = minSampleSeconds, !(m.isFinite && m >= 0 && m <= 3600) { throw ValidationError("--min-sample-seconds must be between 0 and 3600") }
+        if suite != nil && (pp != nil || tg != nil) { throw ValidationError("--suite and --pp/--tg are alternatives; give one") }
+    }
+
+    /// Exits 2 with one line.
+    func fail(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        return ExitCode(2)
+    }
+
+    func run() throws {
+        let fm = FileManager.default
+        for (side, bin) in [("baseline", baseline), ("candidate", candidate)] {
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: bin, isDirectory: &isDir), !isDir.boolValue else { throw fail("\(side) binary \(bin): no such file") }
+            guard fm.isExecutableFile(atPath: bin) else { throw fail("\(side) binary \(bin): not executable") }
+        }
+        var args: [String] = []
+        let modelPath: String
+        do {
+            modelPath = try DefaultModel.resolve(model ?? "builtin:\(CIModel.preset.rawValue)")
+        } catch {
+            throw fail("\(error)")
+        }
+        args += ["--model", modelPath]
+        if let tokenizer { args += ["--tokenizer", tokenizer] }
+        if let quant { args += ["--quant", quant] }
+        if let threads { args += ["--threads", "\(threads)"] }
+        if let kvType { args += ["--kv-type", kvType] }
+        if pp != nil || tg != nil {
+            if let pp { args += ["--pp", pp] }
+            if let tg { args += ["--tg", tg] }
+            if let depth { args += ["--depth", depth] }
+        } else {
+            // A path, so both binaries read the very same file (whatever their own Prompts/ lookup).
+            do {
+                args += ["--suite", try SuiteLoader.locate(suite ?? "ci")]
+            } catch {
+                throw fail("\(error)")
+            }
+        }
+        args += ["--repetitions", "\(repetitions ?? Self.defaultRepetitions)", "--warmup", "\(warmup ?? Self.defaultWarmup)"]
+        if let seed { args += ["--seed", "\(seed)"] }
+        if let minSampleSeconds { args += ["--min-sample-seconds", "\(minSampleSeconds)"] }
+        args += benchArgs
+
+        let work: URL
+        if let keepRuns {
+            work = URL(fileURLWithPath: keepRuns)
+        } else {
+            work = fm.temporaryDirectory.appendingPathComponent("quantbench-ab-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        }
+        do {
+            try fm.createDirectory(at: work, withIntermediateDirectories: true)
+        } catch {
+            throw fail("cannot create \(work.path): \(error.localizedDescription)")
+        }
+        defer { if keepRuns == nil { try? fm.removeItem(at: work) } }
+
+        let interrupt = InterruptFlag()
+        let signals = interrupt.handleSignals(message: "interrupting: stopping after the current run; the result is still written (again to quit now)\n")
+        let runner = ABRunner(
+            baseline: baseline, candidate: candidate, benchArguments: args, rounds: rounds, maxSeconds: maxSeconds,
+            policy: GatePolicy(
+                timeThreshold: maxRegression / 100, workThreshold: maxWorkRegression / 100, memorySlackBytes: memorySlackMiB * 1_048_576),
+            workDirectory: work, interrupt: interrupt,
+            log: { FileHandle.standardError.write(Data("ab: \($0)\n".utf8)) })
+        let (result, abSummary) = runner.run()
+        withExtendedLifetime(signals) {}
+
+        let report = abSummary.report
+        let url = out.map { URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: "results").appendingPathComponent("ab-" + ResultsFile.defaultStem(for: result) + ".json")
+        var writeErrors: [String] = []
+        do {
+            try ResultsFile.write(result, markdown: report.markdown(), to: url)
+        } catch {
+            writeErrors.append("cannot write \(url.path): \(error)")
+        }
+        do {
+            try report.writeSummary(to: summary)
+        } catch {
+            writeErrors.append("cannot write the summary: \(error)")
+        }
+        if let junit {
+            do {
+                try AtomicWriter.write(Data(report.junit().utf8), to: URL(fileURLWithPath: junit))
+            } catch {
+                writeErrors.append("cannot write \(junit): \(error)")
+            }
+        }
+        print(report.markdown(), terminator: "")
+        for f in report.failures { FileHandle.standardError.write(Data("error: \(f)\n".utf8)) }
+        for e in writeErrors { FileHandle.standardError.write(Data("error: \(e)\n".utf8)) }
+        FileHandle.standardError.write(Data("wrote \(url.path)\n".utf8))
+        if !writeErrors.isEmpty { throw ExitCode(2) }
+        if report.status != .fine { throw ExitCode(report.status.rawValue) }
+    }
+}

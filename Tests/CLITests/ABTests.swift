@@ -1,0 +1,145 @@
+import Foundation
+import XCTest
+
+/// `quantbench ab` end to end on the tiny default model with few rounds: real processes,
+/// exit statuses and files. Speed is never asserted: the same binary on both sides may
+/// or may not be judged a regression by chance, so only 0 or 1 is required there.
+final class ABTests: XCTestCase {
+    /// The built `quantbench` and a way to run it (as CLITests does).
+    struct CLI {
+        var binary: URL {
+            var dir = Bundle.main.bundleURL
+            for _ in 0..<3 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("quantbench").path) {
+                dir = dir.deletingLastPathComponent()
+            }
+            return dir.appendingPathComponent("quantbench")
+        }
+
+        func quantbench(_ args: [String], environment: [String: String] = [:]) throws -> CLITests.Run {
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = args
+            var env = ProcessInfo.processInfo.environment
+            env["GITHUB_STEP_SUMMARY"] = nil
+            for (k, v) in environment { env[k] = v }
+            p.environment = env
+            let out = Pipe(), err = Pipe()
+            p.standardOutput = out
+            p.standardError = err
+            try p.run()
+            // Drain stderr on another thread so neither pipe can fill and stall the child.
+            let errData = ErrBox()
+            let t = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+            t.start()
+            let o = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            while !errData.done { usleep(1000) }
+            return CLITests.Run(status: p.terminationStatus, reason: p.terminationReason,
+                                stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: errData.value, as: UTF8.self))
+        }
+    }
+
+    final class ErrBox: @unchecked Sendable {
+        private let lock = NSLock()
+        private var data = Data()
+        private var finished = false
+        func set(_ d: Data) { lock.withLock { data = d; finished = true } }
+        var done: Bool { lock.withLock { finished } }
+        var value: Data { lock.withLock { data } }
+    }
+
+    var cli = CLI()
+    var dir: URL!
+
+    override func setUpWithError() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-ab-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    }
+    override func tearDown() { try? FileManager.default.removeItem(at: dir) }
+
+    func script(_ name: String, _ body: String) throws -> String {
+        let url = dir.appendingPathComponent(name)
+        try Data("#!/bin/sh\n\(body)\n".utf8).write(to: url)
+        chmod(url.path, 0o755)
+        return url.path
+    }
+
+    func abArgs(baseline: String, candidate: String) -> [String] {
+        ["ab", "--baseline", baseline, "--candidate", candidate, "--model", "builtin:tiny", "--pp", "8", "--tg", "4",
+         "--rounds", "2", "--repetitions", "2", "--warmup", "0", "--min-sample-seconds", "0",
+         "--out", dir.appendingPathComponent("ab.json").path, "--summary", dir.appendingPathComponent("summary.md").path,
+         "--junit", dir.appendingPathComponent("junit.xml").path]
+    }
+
+    func json(_ name: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: dir.appendingPathComponent(name))
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    func testSameBinaryBothSides() throws {
+        let bin = cli.binary.path
+        let step = dir.appendingPathComponent("step.md")
+        let r = try cli.quantbench(abArgs(baseline: bin, candidate: bin), environment: ["GITHUB_STEP_SUMMARY": step.path])
+        XCTAssertEqual(r.reason, .exit)
+        XCTAssertTrue([0, 1].contains(r.status), "\(r.status): \(r.stderr)")
+        XCTAssertTrue(r.stdout.hasPrefix("## QuantBench A/B: "), r.stdout)
+
+        let doc = try json("ab.json")
+        XCTAssertEqual(doc["schema"] as? String, "quantbench.bench", "a normal results document")
+        let ab = try XCTUnwrap(doc["ab"] as? [String: Any])
+        let rounds = try XCTUnwrap(ab["rounds"] as? [[String: Any]])
+        XCTAssertEqual(rounds.compactMap { $0["order"] as? String }, ["AB", "BA"])
+        let report = try XCTUnwrap(ab["report"] as? [String: Any])
+        XCTAssertEqual(report["status"] as? Int, Int(r.status))
+        let rows = try XCTUnwrap(report["rows"] as? [[String: Any]])
+        XCTAssertTrue(rows.contains { $0["case"] as? String == "pp8" && $0["metric"] as? String == "tokens_per_s" })
+        XCTAssertTrue(rows.allSatisfy { $0["verdict"] as? String != "invalid" }, "\(rows)")
+        // The candidate's samples pooled over the rounds: 2 rounds × 2 repetitions.
+        let cases = try XCTUnwrap(doc["cases"] as? [[String: Any]])
+        XCTAssertEqual(cases.compactMap { $0["id"] as? String }, ["pp8", "tg4"])
+        XCTAssertEqual((cases.first?["runs"] as? [Any])?.count, 4)
+        let env = try XCTUnwrap(doc["environment"] as? [String: Any])
+        XCTAssertEqual((env["commit"] as? String)?.count ?? 0 >= 7 || env["commit"] as? String == "unknown", true)
+        let counters = try XCTUnwrap(doc["work_counters"] as? [String: Any])
+        XCTAssertNotNil(counters["available"] as? Bool)
+
+        let junit = try String(contentsOf: dir.appendingPathComponent("junit.xml"), encoding: .utf8)
+        XCTAssertTrue(junit.contains("<testsuite name=\"quantbench.metrics\""), junit)
+        XCTAssertTrue(junit.contains("<testcase classname=\"quantbench.metrics.pp8\" name=\"tokens_per_s\">"), junit)
+        let summary = try String(contentsOf: dir.appendingPathComponent("summary.md"), encoding: .utf8)
+        XCTAssertEqual(try String(contentsOf: step, encoding: .utf8), summary)
+        XCTAssertTrue(summary.contains("<details>"))
+    }
+
+    /// A baseline that prints garbage, or crashes: one error line naming it, exit 2, and the
+    /// result JSON still written with what was measured (the round's candidate side).
+    func testBrokenBaselineFailsWithOneLineAndStillWritesTheResult() throws {
+        let garbage = try script("garbage-quantbench", #"for a; do last="$a"; done; echo 'Segmentation? {{{ not json'; echo '{"schema": 12' > "$last"; exit 0"#)
+        let crash = try script("crashing-quantbench", "echo starting >&2; kill -SEGV $$")
+        let silent = try script("silent-quantbench", "exit 0")
+        for (bin, expected) in [(garbage, "wrote an unreadable result"), (crash, "crashed (signal 11)"), (silent, "wrote no result")] {
+            try? FileManager.default.removeItem(at: dir.appendingPathComponent("ab.json"))
+            let r = try cli.quantbench(abArgs(baseline: bin, candidate: cli.binary.path))
+            XCTAssertEqual(r.reason, .exit)
+            XCTAssertEqual(r.status, 2, r.stderr)
+            let errors = r.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+            XCTAssertEqual(errors.count, 1, r.stderr)
+            XCTAssertTrue(errors.first?.contains("baseline binary \(bin): \(expected)") == true, r.stderr)
+            let doc = try json("ab.json")
+            let ab = try XCTUnwrap(doc["ab"] as? [String: Any])
+            XCTAssertEqual(ab["stopped_by"] as? String, "failure")
+            XCTAssertEqual((doc["cases"] as? [Any])?.count, 2, "the candidate's side of the round was measured")
+            XCTAssertEqual((ab["report"] as? [String: Any])?["status"] as? Int, 2)
+        }
+    }
+
+    func testBadInputExitsTwo() throws {
+        let r = try cli.quantbench(["ab", "--baseline", "/nonexistent/quantbench", "--candidate", cli.binary.path])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertEqual(r.stderr, "error: baseline binary /nonexistent/quantbench: no such file\n")
+        let v = try cli.quantbench(["--version"])
+        XCTAssertEqual(v.status, 0)
+        XCTAssertTrue(v.stdout.contains("commit: "), v.stdout)
+        XCTAssertTrue(v.stdout.contains("build configuration: debug") || v.stdout.contains("build configuration: release"), v.stdout)
+    }
+}
