@@ -77,6 +77,20 @@ final class SignificanceTests: XCTestCase {
         XCTAssertEqual(rows[3].bytesChange ?? 0, 2 * 1_048_576, accuracy: 1)
     }
 
+    func testWallTimeGatesOnlyWhenTheCaseCPUTimeAgrees() {
+        let policy = GatePolicy()
+        // 20% slower wall clock on both cases; case "busy" did the same CPU work (a busy
+        // machine), case "slow" did 20% more (the engine).
+        let rows = RegressionGate.decide([
+            RegressionGate.paired(caseID: "busy", metric: .tokensPerSecond, base: Self.rounds(100), new: Self.rounds(100, factor: 1 / 1.2, noiseSeed: 3)),
+            RegressionGate.paired(caseID: "busy", metric: .cpuSeconds, base: Self.rounds(0.2), new: Self.rounds(0.2, factor: 1.01, noiseSeed: 4)),
+            RegressionGate.paired(caseID: "slow", metric: .tokensPerSecond, base: Self.rounds(100), new: Self.rounds(100, factor: 1 / 1.2, noiseSeed: 5)),
+            RegressionGate.paired(caseID: "slow", metric: .cpuSeconds, base: Self.rounds(0.2), new: Self.rounds(0.2, factor: 1.2, noiseSeed: 6)),
+        ], policy: policy)
+        XCTAssertEqual(rows.map(\.verdict), [.possibleRegression, .unchanged, .regression, .regression], "\(rows.map { ($0.label, $0.change, $0.pHolm ?? -1) })")
+        XCTAssertTrue(rows[0].detail?.contains("wall time only") == true, rows[0].detail ?? "no detail")
+    }
+
     func testPairedRowsWithBadValuesAreInvalid() {
         let cases: [([Double?], [Double?], String)] = [
             ([1, 2, 3], [1, nil, 3], "missing in round 2 of the candidate"),
