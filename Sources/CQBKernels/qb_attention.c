@@ -12,8 +12,15 @@
 #include <immintrin.h>
 #endif
 
-void qb_attention_head(const float *q, const float *k, const float *v, int64_t n, int64_t hd,
+// A window's first position moves the rows' start and shortens the count: the cache is laid
+// out [position][row], so positions first ..< n are themselves a cache of n - first rows,
+// and every kernel below (tiles included) runs on them unchanged. first = 0 is the plain
+// causal pass, at the same speed.
+void qb_attention_head(const float *q, const float *k, const float *v, int64_t first, int64_t n, int64_t hd,
                        float scale, float *scores, float *out) {
+    k += first * hd;
+    v += first * hd;
+    n -= first;
     for (int64_t j = 0; j < n; j++) scores[j] = dot_f32(q, k + j * hd, hd) * scale;
     qb_softmax(scores, n);
     for (int64_t d = 0; d < hd; d++) out[d] = 0;
@@ -44,8 +51,11 @@ static void axpy_f16(float a, const uint16_t *x, float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] += a * (float)h[i];
 }
 
-void qb_attention_head_f16(const float *q, const uint16_t *k, const uint16_t *v, int64_t n, int64_t hd,
-                           float scale, float *scores, float *out) {
+void qb_attention_head_f16(const float *q, const uint16_t *k, const uint16_t *v, int64_t first, int64_t n,
+                           int64_t hd, float scale, float *scores, float *out) {
+    k += first * hd;
+    v += first * hd;
+    n -= first;
     for (int64_t j = 0; j < n; j++) scores[j] = dot_f16_f32(k + j * hd, q, hd) * scale;
     qb_softmax(scores, n);
     for (int64_t d = 0; d < hd; d++) out[d] = 0;
@@ -388,8 +398,16 @@ static void round_queries_q8_0(const float *q, float *rounded, int64_t count) {
     }
 }
 
-void qb_attention_group(int32_t type, const float *q, const void *k, const void *v, int64_t n, int64_t hd,
-                        int64_t group, float scale, float *scores, float *out) {
+void qb_attention_group(int32_t type, const float *q, const void *k, const void *v, int64_t first, int64_t n,
+                        int64_t hd, int64_t group, float scale, float *scores, float *out) {
+    // The window's rows as a cache of their own (see qb_attention_head). For Q8_0 the 16-row
+    // tiles then start at `first` rather than at a multiple of 16: rows carry no alignment
+    // (a Q8_0 row is 34 x hd/32 bytes), so this reads exactly the window, with no tile of
+    // masked positions before it.
+    int64_t row_bytes = type == QB_F16 ? hd * 2 : hd / 32 * 34;
+    k = (const uint8_t *)k + first * row_bytes;
+    v = (const uint8_t *)v + first * row_bytes;
+    n -= first;
 #if defined(QB_AVX512)
     if (type == QB_Q8_0 && hd <= 512 && hd % 32 == 0 && group <= ATT_Q8_GROUP) {
         if (hd == 64 && group == 4) return attention_group_q8(q, k, v, n, 64, 4, scale, scores, out);
@@ -462,9 +480,12 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
     }
 }
 
-void qb_attention_head_q8_0(const float *q, const void *k, const void *v, int64_t n, int64_t hd,
-                            float scale, float *scores, float *out) {
+void qb_attention_head_q8_0(const float *q, const void *k, const void *v, int64_t first, int64_t n,
+                            int64_t hd, float scale, float *scores, float *out) {
     int64_t row = hd / 32 * 34;
+    k = (const uint8_t *)k + first * row;
+    v = (const uint8_t *)v + first * row;
+    n -= first;
     float rounded[hd > 0 ? hd : 1];
     round_queries_q8_0(q, rounded, hd);
     q = rounded;

@@ -1,4 +1,4 @@
-// Element-wise and per-row steps of a transformer block: RMSNorm, softmax, SwiGLU.
+// Element-wise and per-row steps of a transformer block: RMSNorm, softmax, SwiGLU, GeGLU.
 #include "qb_ops.h"
 #include "qb_scalar.h"
 #include <math.h>
@@ -48,5 +48,28 @@ void qb_swiglu(float *gate, const float *up, int64_t n) {
     for (; i < n; i++) {
         float g = gate[i];
         gate[i] = g / (1.0f + expf(-g)) * up[i];
+    }
+}
+
+// gelu_tanh(g) = 0.5 g (1 + tanh(y)), y = sqrt(2/pi) (g + 0.044715 g^3), rewritten with
+// 1 + tanh(y) = 2 / (1 + e^(-2y)) as g / (1 + e^(-2y)): SwiGLU's form with another argument,
+// so it takes the same vector exponential (no tanh needed), and large |g| saturates cleanly
+// (e^(-2y) -> inf gives -0, -> 0 gives g).
+#define GELU_2_SQRT_2_OVER_PI 1.5957691216057308f
+void qb_geglu(float *gate, const float *up, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX2__)
+    for (; i + 8 <= n; i += 8) {
+        __m256 g = _mm256_loadu_ps(gate + i);
+        __m256 inner = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_mul_ps(g, g), g), _mm256_set1_ps(0.044715f), g);
+        __m256 e = exp8(_mm256_mul_ps(inner, _mm256_set1_ps(-GELU_2_SQRT_2_OVER_PI)));
+        __m256 gelu = _mm256_div_ps(g, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+        _mm256_storeu_ps(gate + i, _mm256_mul_ps(gelu, _mm256_loadu_ps(up + i)));
+    }
+#endif
+    for (; i < n; i++) {
+        float g = gate[i];
+        float inner = g + 0.044715f * g * g * g;
+        gate[i] = g / (1.0f + expf(-GELU_2_SQRT_2_OVER_PI * inner)) * up[i];
     }
 }

@@ -23,20 +23,22 @@ public enum Attention {
         }
     }
 
-    /// out = softmax(K q · scale) V for one query head over `count` cached rows of `type`.
-    /// Against Q8_0 rows the query is rounded to Q8_0 first (as GGML does), for integer dot
-    /// products. `scores` has room for `count` floats.
+    /// out = softmax(K q · scale) V for one query head over cached rows `first ..< count` of
+    /// `type` (`first` > 0: a sliding window; the rows before it take no part). Against Q8_0
+    /// rows the query is rounded to Q8_0 first (as GGML does), for integer dot products.
+    /// `scores` has room for `count - first` floats.
     public static func head(
         _ type: RowType, q: UnsafePointer<Float>, keys: UnsafeRawPointer, values: UnsafeRawPointer,
-        count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
+        first: Int = 0, count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>,
+        out: UnsafeMutablePointer<Float>
     ) {
         switch type {
         case .f16:
             qb_attention_head_f16(
                 q, keys.assumingMemoryBound(to: UInt16.self), values.assumingMemoryBound(to: UInt16.self),
-                Int64(count), Int64(headDim), scale, scores, out)
+                Int64(first), Int64(count), Int64(headDim), scale, scores, out)
         case .q8_0:
-            qb_attention_head_q8_0(q, keys, values, Int64(count), Int64(headDim), scale, scores, out)
+            qb_attention_head_q8_0(q, keys, values, Int64(first), Int64(count), Int64(headDim), scale, scores, out)
         }
     }
 
@@ -44,26 +46,28 @@ public enum Attention {
     public static func groupFits(headDim: Int) -> Bool { headDim <= 512 && headDim % 32 == 0 }
 
     /// The `group` query heads that share one KV head (grouped-query attention), queries and
-    /// outputs `group` x `headDim` contiguous, over `count` cached rows of `type`: each cached
-    /// row is read once for the whole group. `scores` has room for `group` x `count` floats;
-    /// `headDim` must satisfy `groupFits`.
+    /// outputs `group` x `headDim` contiguous, over cached rows `first ..< count` of `type`
+    /// (as `head`): each cached row is read once for the whole group. `scores` has room for
+    /// `group` x (`count` - `first`) floats; `headDim` must satisfy `groupFits`.
     public static func group(
         _ type: RowType, queries: UnsafePointer<Float>, keys: UnsafeRawPointer, values: UnsafeRawPointer,
-        group: Int, count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>,
+        group: Int, first: Int = 0, count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>
     ) {
         qb_attention_group(
-            type.ggmlID, queries, keys, values, Int64(count), Int64(headDim), Int64(group), scale, scores, out)
+            type.ggmlID, queries, keys, values, Int64(first), Int64(count), Int64(headDim), Int64(group), scale, scores, out)
     }
 }
 
 extension Ops {
-    /// out = softmax(K q · scale) V over `count` cached f32 positions laid out `[count][headDim]`.
+    /// out = softmax(K q · scale) V over cached f32 positions `first ..< count` laid out
+    /// `[count][headDim]` (`first` > 0: a sliding window). `scores` has room for
+    /// `count - first` floats.
     public static func attentionHead(
         q: UnsafePointer<Float>, keys: UnsafePointer<Float>, values: UnsafePointer<Float>,
-        count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>,
+        first: Int = 0, count: Int, headDim: Int, scale: Float, scores: UnsafeMutablePointer<Float>,
         out: UnsafeMutablePointer<Float>
     ) {
-        qb_attention_head(q, keys, values, Int64(count), Int64(headDim), scale, scores, out)
+        qb_attention_head(q, keys, values, Int64(first), Int64(count), Int64(headDim), scale, scores, out)
     }
 }

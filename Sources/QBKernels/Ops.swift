@@ -19,6 +19,17 @@ public enum Ops {
         qb_swiglu(gate, up, Int64(count))
     }
 
+    /// gate = gelu_tanh(gate) * up: GeGLU with the tanh-approximated GELU (PyTorch's
+    /// `gelu(approximate="tanh")`, Gemma's `gelu_pytorch_tanh`).
+    public static func geglu(gate: UnsafeMutablePointer<Float>, up: UnsafePointer<Float>, count: Int) {
+        qb_geglu(gate, up, Int64(count))
+    }
+
+    /// Multiplies `count` values of `x` by `factor` in place.
+    public static func scale(_ x: UnsafeMutablePointer<Float>, by factor: Float, count: Int) {
+        for i in 0..<count { x[i] *= factor }
+    }
+
     /// Adds `x` into `y`.
     public static func add(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>, count: Int) {
         qb_axpy_f32(1, x, y, Int64(count))

@@ -90,10 +90,20 @@ public enum Reference {
         zip(gate, up).map { g, u in Float(Double(g) / (1 + exp(-Double(g))) * Double(u)) }
     }
 
+    /// gelu_tanh(g) * u from the definition: 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))).
+    public static func geglu(gate: [Float], up: [Float]) -> [Float] {
+        zip(gate, up).map { g, u in
+            let x = Double(g)
+            return Float(0.5 * x * (1 + tanh((2 / Double.pi).squareRoot() * (x + 0.044715 * x * x * x))) * Double(u))
+        }
+    }
+
+    /// Attention of one query over cached positions `first ..< count` (a sliding window when
+    /// `first` > 0: the positions before it do not take part in the softmax).
     public static func attentionHead(
-        q: [Float], keys: [Float], values: [Float], count: Int, headDim: Int, scale: Float
+        q: [Float], keys: [Float], values: [Float], count: Int, headDim: Int, scale: Float, first: Int = 0
     ) -> [Float] {
-        let scores = (0..<count).map { j -> Float in
+        let scores = (first..<count).map { j -> Float in
             var s = 0.0
             for d in 0..<headDim { s += Double(q[d]) * Double(keys[j * headDim + d]) }
             return Float(s) * scale
@@ -101,7 +111,7 @@ public enum Reference {
         let p = softmax(scores)
         return (0..<headDim).map { d in
             var s = 0.0
-            for j in 0..<count { s += Double(p[j]) * Double(values[j * headDim + d]) }
+            for j in first..<count { s += Double(p[j - first]) * Double(values[j * headDim + d]) }
             return Float(s)
         }
     }

@@ -19,13 +19,27 @@ public struct Architecture: Sendable {
     /// llama.cpp's converter permutes Llama's into adjacent pairs but leaves Qwen's in
     /// Hugging Face's halves (llama.cpp runs those with NEOX RoPE).
     public let ggufRopeStyle: RopeStyle
+    /// The MLP activations (`hidden_act` / `hidden_activation`) the forward pass computes.
+    public let activations: [String]
+    /// What Hugging Face (and MLX) files store in RMSNorm weights less than the factor the
+    /// norm multiplies by: Gemma stores w and multiplies by 1 + w (GGUF files store 1 + w).
+    /// Loading adds it, exporting subtracts it; the model holds the factor.
+    public let huggingFaceNormOffset: Float
+    /// Architecture-specific GGUF metadata (`<name>.*`) into the config, after the shared keys.
+    let readGGUF: @Sendable (inout TransformerConfig, _ metadata: [String: GGUFValue], _ path: String) throws -> Void
+    /// Architecture-specific GGUF metadata to write for `config`; throws for a config that
+    /// llama.cpp would run differently.
+    let writeGGUF: @Sendable (TransformerConfig, _ path: String) throws -> [(String, GGUFValue)]
     /// Architecture-specific config checks (the shared ones are `TransformerConfig.validate`).
     let validateConfig: @Sendable (TransformerConfig, String) throws -> Void
     let build: @Sendable (ModelParts) throws -> any LanguageModel
 
     public init(
         name: String, huggingFaceTypes: [String], huggingFaceClass: String, layerTable: [LayerTensorSpec],
-        ggufRopeStyle: RopeStyle, validate: @escaping @Sendable (TransformerConfig, String) throws -> Void,
+        ggufRopeStyle: RopeStyle, activations: [String] = ["silu"], huggingFaceNormOffset: Float = 0,
+        readGGUF: @escaping @Sendable (inout TransformerConfig, [String: GGUFValue], String) throws -> Void = { _, _, _ in },
+        writeGGUF: @escaping @Sendable (TransformerConfig, String) throws -> [(String, GGUFValue)] = { _, _ in [] },
+        validate: @escaping @Sendable (TransformerConfig, String) throws -> Void,
         build: @escaping @Sendable (ModelParts) throws -> any LanguageModel
     ) {
         self.name = name
@@ -33,6 +47,10 @@ public struct Architecture: Sendable {
         self.huggingFaceClass = huggingFaceClass
         self.layerTable = layerTable
         self.ggufRopeStyle = ggufRopeStyle
+        self.activations = activations
+        self.huggingFaceNormOffset = huggingFaceNormOffset
+        self.readGGUF = readGGUF
+        self.writeGGUF = writeGGUF
         self.validateConfig = validate
         self.build = build
     }
@@ -46,7 +64,9 @@ public struct Architecture: Sendable {
 
 /// Every architecture the engine runs.
 public enum ArchitectureRegistry {
-    public static let all: [Architecture] = [LlamaModel.architecture, Qwen2Model.architecture, Qwen3Model.architecture]
+    public static let all: [Architecture] = [
+        LlamaModel.architecture, Qwen2Model.architecture, Qwen3Model.architecture, Gemma3Model.architecture,
+    ]
 
     public static var supportedNames: [String] { all.map(\.name) }
 
@@ -73,6 +93,8 @@ public enum ArchitectureRegistry {
 public enum LayerRole: String, Sendable, CaseIterable {
     case attentionNorm = "attention_norm", wq, wk, wv, qBias = "q_bias", kBias = "k_bias", vBias = "v_bias"
     case qNorm = "q_norm", kNorm = "k_norm", wo, ffnNorm = "ffn_norm", gate, up, down
+    /// Gemma's norms of the attention and MLP outputs, before each joins the residual.
+    case postAttentionNorm = "post_attention_norm", postFFNNorm = "post_ffn_norm"
 }
 
 /// One row of an architecture's layer table: what each file format calls the tensor, its
@@ -128,6 +150,14 @@ public struct LayerTensorSpec: Sendable {
     public static let gate = matrix(.gate, "ffn_gate", "mlp.gate_proj") { ($0.intermediateSize, $0.hiddenSize) }
     public static let up = matrix(.up, "ffn_up", "mlp.up_proj") { ($0.intermediateSize, $0.hiddenSize) }
     public static let down = matrix(.down, "ffn_down", "mlp.down_proj") { ($0.hiddenSize, $0.intermediateSize) }
+
+    // Gemma's block norms: llama.cpp's `ffn_norm` is transformers' pre-feed-forward norm, and
+    // transformers' `post_attention_layernorm` is a norm of attention's output (llama.cpp's
+    // `post_attention_norm`), not the pre-MLP norm it is in Llama.
+    public static let postAttentionNorm = vector(
+        .postAttentionNorm, .norm, "post_attention_norm.weight", "post_attention_layernorm.weight") { $0.hiddenSize }
+    public static let preFFNNorm = vector(.ffnNorm, .norm, "ffn_norm.weight", "pre_feedforward_layernorm.weight") { $0.hiddenSize }
+    public static let postFFNNorm = vector(.postFFNNorm, .norm, "post_ffw_norm.weight", "post_feedforward_layernorm.weight") { $0.hiddenSize }
 
     /// Llama's layer: pre-norm attention and SwiGLU MLP, no biases.
     public static let llamaLayer: [LayerTensorSpec] = [attentionNorm, wq, wk, wv, wo, ffnNorm, gate, up, down]

@@ -37,6 +37,7 @@ public enum GGUFExport {
             w.add(p + "attention.key_length", .uint32(UInt32(c.headDimension)))
             w.add(p + "attention.value_length", .uint32(UInt32(c.headDimension)))
         }
+        for (k, v) in try arch.writeGGUF(c, url.path) { w.add(p + k, v) }
         w.add("general.file_type", .uint32(fileType(spec)))
         w.add("general.quantization_version", .uint32(2))
         for (k, v) in extra { w.add(k, v) }

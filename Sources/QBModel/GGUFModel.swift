@@ -52,12 +52,15 @@ public enum GGUFModel {
                 path: path, field: prefix + "attention.value_length",
                 reason: "\(vl) differs from the key length \(config.headDimension); not supported")
         }
+        try architecture.readGGUF(&config, gguf.metadata, path)
         let gk = [
             "hidden_size": "embedding_length", "intermediate_size": "feed_forward_length",
             "num_hidden_layers": "block_count", "num_attention_heads": "attention.head_count",
             "num_key_value_heads": "attention.head_count_kv", "vocab_size": "vocab_size",
             "max_position_embeddings": "context_length", "rms_norm_eps": "attention.layer_norm_rms_epsilon",
             "rope_theta": "rope.freq_base", "head_dim": "attention.key_length",
+            "sliding_window": "attention.sliding_window", "rope_local_base_freq": "rope.freq_base_swa",
+            "final_logit_softcapping": "final_logit_softcapping", "attn_logit_softcapping": "attn_logit_softcapping",
         ]
         do { try config.validate(path: path) } catch ModelError.invalidField(_, let field, let reason) {
             throw ModelError.invalidField(path: path, field: gk[field].map { prefix + $0 } ?? field, reason: reason)

@@ -26,7 +26,8 @@ public enum HuggingFaceModel {
             return try store.file(for: name).matrix(name, rows: rows, cols: cols)
         }
         let weights = try ModelWeights.load(
-            config: config, table: architecture.layerTable, names: .huggingFace, path: directory, matrix: matrix)
+            config: config, table: architecture.layerTable, names: .huggingFace, path: directory,
+            normOffset: architecture.huggingFaceNormOffset, matrix: matrix)
         let source = ModelSource(
             format: config.quantization == nil ? .huggingFace : .mlx, path: directory, tensors: store.infos, directory: directory)
         let eos = (config.eosTokenId?.ids ?? []).map { Int32(truncatingIfNeeded: $0) }

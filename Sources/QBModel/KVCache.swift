@@ -88,39 +88,43 @@ public final class KVCache: @unchecked Sendable {
         Attention.store(value, into: v, as: rowType, headDim: headDim)
     }
 
-    /// Attention of one query head over the first `count` positions of KV head `head`.
+    /// Attention of one query head over positions `first ..< count` of KV head `head`
+    /// (`first` > 0 on a sliding-window layer).
     @inline(__always) func attend(
-        layer: Int, head: Int, query: UnsafePointer<Float>, count: Int, scale: Float,
+        layer: Int, head: Int, query: UnsafePointer<Float>, first: Int = 0, count: Int, scale: Float,
         scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
     ) {
         let k = keyRows(layer: layer, head: head), v = valueRows(layer: layer, head: head)
         guard let rowType = narrowType else {
             return Ops.attentionHead(
                 q: query, keys: k.assumingMemoryBound(to: Float.self), values: v.assumingMemoryBound(to: Float.self),
-                count: count, headDim: headDim, scale: scale, scores: scores, out: out)
+                first: first, count: count, headDim: headDim, scale: scale, scores: scores, out: out)
         }
         Attention.head(
-            rowType, q: query, keys: k, values: v, count: count, headDim: headDim, scale: scale, scores: scores, out: out)
+            rowType, q: query, keys: k, values: v, first: first, count: count, headDim: headDim, scale: scale,
+            scores: scores, out: out)
     }
 
     /// Attention of the `group` query heads that share KV head `head` (queries and outputs
-    /// `group` x headDim, contiguous) over its first `count` positions; `scores` holds
-    /// group x count floats. Narrow caches widen each cached row once for the whole group.
+    /// `group` x headDim, contiguous) over its positions `first ..< count` (`first` > 0 on a
+    /// sliding-window layer); `scores` holds group x (count - first) floats. Narrow caches
+    /// widen each cached row once for the whole group.
     @inline(__always) public func attendGroup(
-        layer: Int, head: Int, queries: UnsafePointer<Float>, group: Int, count: Int, scale: Float,
+        layer: Int, head: Int, queries: UnsafePointer<Float>, group: Int, first: Int = 0, count: Int, scale: Float,
         scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>
     ) {
         guard let rowType = narrowType, Attention.groupFits(headDim: headDim) else {
+            let n = count - first
             for g in 0..<group {
                 attend(
-                    layer: layer, head: head, query: queries + g * headDim, count: count, scale: scale,
-                    scores: scores + g * count, out: out + g * headDim)
+                    layer: layer, head: head, query: queries + g * headDim, first: first, count: count, scale: scale,
+                    scores: scores + g * n, out: out + g * headDim)
             }
             return
         }
         Attention.group(
             rowType, queries: queries, keys: keyRows(layer: layer, head: head), values: valueRows(layer: layer, head: head),
-            group: group, count: count, headDim: headDim, scale: scale, scores: scores, out: out)
+            group: group, first: first, count: count, headDim: headDim, scale: scale, scores: scores, out: out)
     }
 
     /// The cached bytes of the first `count` positions, layer by layer and head by head

@@ -135,6 +135,9 @@ public final class InferenceState: @unchecked Sendable {
     public let pool: ThreadPool
     public let maxBatch: Int
     let x, xb, q, k, v, att, hb, hb2, cos, sin: FloatBuffer
+    /// RoPE angles of the sliding-window layers, for configs whose windowed layers have a
+    /// RoPE base of their own (Gemma 3); empty otherwise.
+    let localCos, localSin: FloatBuffer
 
     init(config c: TransformerConfig, contextLength: Int, maxBatch: Int, pool: ThreadPool, kvType: KVCacheType) {
         self.pool = pool
@@ -153,10 +156,13 @@ public final class InferenceState: @unchecked Sendable {
         hb2 = FloatBuffer(count: b * c.intermediateSize)
         cos = FloatBuffer(count: b * c.headDimension / 2)
         sin = FloatBuffer(count: b * c.headDimension / 2)
+        let local = c.localRopeTheta == nil ? 0 : b * c.headDimension / 2
+        localCos = FloatBuffer(count: local)
+        localSin = FloatBuffer(count: local)
     }
 
     /// Bytes of activation scratch (excluding the KV cache), for the memory breakdown.
     public var scratchBytes: Int {
-        [x, xb, q, k, v, att, hb, hb2, cos, sin].reduce(0) { $0 + $1.count * 4 }
+        [x, xb, q, k, v, att, hb, hb2, cos, sin, localCos, localSin].reduce(0) { $0 + $1.count * 4 }
     }
 }

@@ -43,10 +43,13 @@ public enum MLXExport {
             }
         }
         var entries: [Entry] = []
-        func vector(_ name: String, _ v: FloatBuffer, headRows: Bool = false) {
+        // Norm weights go back to what Hugging Face files store (Gemma: w for a factor 1 + w).
+        let normOffset = model.architecture.huggingFaceNormOffset
+        func vector(_ name: String, _ v: FloatBuffer, headRows: Bool = false, isNorm: Bool = false) {
+            let minus = isNorm ? normOffset : 0
             entries.append(Entry(name: name, dtype: .f32, shape: [v.count]) { dst in
                 let f = dst.assumingMemoryBound(to: Float.self)
-                for r in 0..<v.count { f[r] = v.pointer[headRowSource(r, headRows: headRows)] }
+                for r in 0..<v.count { f[r] = v.pointer[headRowSource(r, headRows: headRows)] - minus }
             })
         }
         func linear(_ module: String, _ m: Matrix, headRows: Bool = false) throws {
@@ -93,12 +96,12 @@ public enum MLXExport {
             for spec in model.architecture.layerTable {
                 switch layer[spec.role] {
                 case .matrix(let m)?: try linear(module(n.layer(l, spec)), m, headRows: spec.headRows)
-                case .vector(let v)?: vector(n.layer(l, spec), v, headRows: spec.headRows)
+                case .vector(let v)?: vector(n.layer(l, spec), v, headRows: spec.headRows, isNorm: spec.kind == .norm)
                 case nil: throw ModelError.missingTensor(path: model.source.path, tensor: n.layer(l, spec))
                 }
             }
         }
-        vector(n.finalNorm, model.weights.finalNorm)
+        vector(n.finalNorm, model.weights.finalNorm, isNorm: true)
         if !c.tied { try linear(module(n.output), model.weights.output) }
 
         config.quantization = quant

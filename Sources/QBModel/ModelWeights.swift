@@ -24,14 +24,17 @@ public struct LayerWeights: Sendable {
     public let down: Matrix
     /// Added to the Q, K and V projections (Qwen2).
     public let qBias: FloatBuffer?, kBias: FloatBuffer?, vBias: FloatBuffer?
-    /// Per-head RMSNorm weights of queries and keys, before RoPE (Qwen3).
+    /// Per-head RMSNorm weights of queries and keys, before RoPE (Qwen3, Gemma 3).
     public let qNorm: FloatBuffer?, kNorm: FloatBuffer?
+    /// RMSNorm weights of the attention and MLP outputs before the residual adds (Gemma 3).
+    public let postAttentionNorm: FloatBuffer?, postFFNNorm: FloatBuffer?
 
     public init(
         attentionNorm: FloatBuffer, wq: Matrix, wk: Matrix, wv: Matrix, wo: Matrix,
         ffnNorm: FloatBuffer, gate: Matrix, up: Matrix, down: Matrix,
         qBias: FloatBuffer? = nil, kBias: FloatBuffer? = nil, vBias: FloatBuffer? = nil,
-        qNorm: FloatBuffer? = nil, kNorm: FloatBuffer? = nil
+        qNorm: FloatBuffer? = nil, kNorm: FloatBuffer? = nil,
+        postAttentionNorm: FloatBuffer? = nil, postFFNNorm: FloatBuffer? = nil
     ) {
         self.attentionNorm = attentionNorm
         self.wq = wq
@@ -47,6 +50,8 @@ public struct LayerWeights: Sendable {
         self.vBias = vBias
         self.qNorm = qNorm
         self.kNorm = kNorm
+        self.postAttentionNorm = postAttentionNorm
+        self.postFFNNorm = postFFNNorm
     }
 
     /// A layer from its tensors by role; `missing(role)` is the error for a role the
@@ -70,7 +75,8 @@ public struct LayerWeights: Sendable {
         self.init(
             attentionNorm: try nv(.attentionNorm), wq: try m(.wq), wk: try m(.wk), wv: try m(.wv), wo: try m(.wo),
             ffnNorm: try nv(.ffnNorm), gate: try m(.gate), up: try m(.up), down: try m(.down),
-            qBias: try v(.qBias), kBias: try v(.kBias), vBias: try v(.vBias), qNorm: try v(.qNorm), kNorm: try v(.kNorm))
+            qBias: try v(.qBias), kBias: try v(.kBias), vBias: try v(.vBias), qNorm: try v(.qNorm), kNorm: try v(.kNorm),
+            postAttentionNorm: try v(.postAttentionNorm), postFFNNorm: try v(.postFFNNorm))
     }
 
     /// The tensor in `role`, nil when this layer has none.
@@ -90,6 +96,8 @@ public struct LayerWeights: Sendable {
         case .vBias: return vBias.map { .vector($0) }
         case .qNorm: return qNorm.map { .vector($0) }
         case .kNorm: return kNorm.map { .vector($0) }
+        case .postAttentionNorm: return postAttentionNorm.map { .vector($0) }
+        case .postFFNNorm: return postFFNNorm.map { .vector($0) }
         }
     }
 
@@ -167,13 +175,15 @@ public struct TensorInfo: Sendable {
 extension ModelWeights {
     /// Gathers a model's weights by asking `matrix(name, rows, cols)` for each tensor of
     /// `table`, checked against the shapes `config` implies (a vector is one row); norms
-    /// and biases are widened to f32. `path` names the file in errors.
+    /// and biases are widened to f32, `normOffset` added to every norm weight (Gemma's
+    /// Hugging Face files store w for a factor of 1 + w). `path` names the file in errors.
     static func load(
-        config c: TransformerConfig, table: [LayerTensorSpec], names n: TensorNames, path: String,
+        config c: TransformerConfig, table: [LayerTensorSpec], names n: TensorNames, path: String, normOffset: Float = 0,
         matrix: (String, Int, Int) throws -> Matrix
     ) throws -> ModelWeights {
         let dim = c.hiddenSize
-        func norm(_ name: String) throws -> FloatBuffer { FloatBuffer(try matrix(name, 1, dim).toFloats()) }
+        func offset(_ v: [Float]) -> [Float] { normOffset == 0 ? v : v.map { $0 + normOffset } }
+        func norm(_ name: String) throws -> FloatBuffer { FloatBuffer(offset(try matrix(name, 1, dim).toFloats())) }
         let embedding = try matrix(n.embedding, c.vocabSize, dim)
         let layers = try (0..<c.numHiddenLayers).map { l in
             var loaded: [LayerRole: LayerTensor] = [:]
@@ -182,7 +192,8 @@ extension ModelWeights {
                 if spec.isMatrix, shape.count == 2 {
                     loaded[spec.role] = .matrix(try matrix(name, shape[0], shape[1]))
                 } else {
-                    loaded[spec.role] = .vector(FloatBuffer(try matrix(name, 1, shape.reduce(1, *)).toFloats()))
+                    let values = try matrix(name, 1, shape.reduce(1, *)).toFloats()
+                    loaded[spec.role] = .vector(FloatBuffer(spec.kind == .norm ? offset(values) : values))
                 }
             }
             return try LayerWeights(tensor: { loaded[$0] }) { role in

@@ -27,6 +27,12 @@ public enum SyntheticModel {
         /// and depth, GQA, untied head), big enough at q4_0 that the kernels, not the
         /// harness, dominate every timed operation, small enough to generate in seconds.
         case ci = "ci-125m"
+        /// Gemma 3 for unit tests: seven layers (five sliding, the sixth global, one more
+        /// sliding) with a window of 16, so short tests cross it; GQA; a head dimension (32)
+        /// that is not hidden / heads (16); tied head.
+        case tinyGemma3 = "tiny-gemma3"
+        /// The shape of Gemma 3 270M.
+        case gemma3_270m = "gemma3-270m"
 
         public var config: TransformerConfig {
             switch self {
@@ -63,7 +69,33 @@ public enum SyntheticModel {
                 return c
             case .qwen3_06b:
                 return qwen(3, hidden: 1024, ffn: 3072, layers: 28, heads: 16, kvHeads: 8, vocab: 151936, tied: true, context: 40960, headDim: 128)
+            case .tinyGemma3:
+                return gemma3(hidden: 64, ffn: 160, layers: 7, heads: 4, kvHeads: 2, headDim: 32, vocab: 1024, window: 16, context: 2048)
+            case .gemma3_270m:
+                return gemma3(hidden: 640, ffn: 2048, layers: 18, heads: 4, kvHeads: 1, headDim: 256, vocab: 262144, window: 512, context: 32768)
             }
+        }
+
+        /// A Gemma 3 text config as the released models state it: RoPE 1e6 on global layers
+        /// and 1e4 on sliding ones, every sixth layer global, eps 1e-6, query_pre_attn_scalar
+        /// the head dimension, tied head.
+        private func gemma3(
+            hidden: Int, ffn: Int, layers: Int, heads: Int, kvHeads: Int, headDim: Int, vocab: Int, window: Int, context: Int
+        ) -> TransformerConfig {
+            var c = TransformerConfig(
+                hiddenSize: hidden, intermediateSize: ffn, numHiddenLayers: layers, numAttentionHeads: heads,
+                numKeyValueHeads: kvHeads, vocabSize: vocab, rmsNormEps: 1e-6, ropeTheta: 1_000_000,
+                tieWordEmbeddings: true, maxPositionEmbeddings: context, headDim: headDim)
+            c.modelType = "gemma3_text"
+            c.architectures = ["Gemma3ForCausalLM"]
+            c.hiddenAct = nil
+            c.hiddenActivation = "gelu_pytorch_tanh"
+            c.attentionBias = false
+            c.queryPreAttnScalar = Float(headDim)
+            c.slidingWindow = window
+            c.slidingWindowPattern = 6
+            c.ropeLocalBaseFreq = 10000
+            return c
         }
 
         /// A Qwen2 or Qwen3 config as the released models state it (rope_theta 1e6, eps 1e-6).
@@ -129,6 +161,8 @@ public enum SyntheticModel {
     /// uniform in ±0.5, large enough that a dropped bias moves the logits.
     static func fill(_ out: UnsafeMutableBufferPointer<Float>, name: String, start: Int, config c: TransformerConfig, seed: UInt64) {
         var rng = SplitMix64(seed: seed ^ FNV1a.hash(name) &+ UInt64(start) &* 0x9E37_79B9_7F4A_7C15)
+        // The stored value of a norm factor around 1 (Gemma stores w for a factor of 1 + w).
+        let normBase = 1 - Double((try? c.architecture(path: "config"))?.huggingFaceNormOffset ?? 0)
         let isNorm = name.hasSuffix("norm.weight"), isBias = name.hasSuffix(".bias")
         let fanIn: Int
         if name.contains("o_proj") { fanIn = c.qDim } else if name.contains("down_proj") { fanIn = c.intermediateSize } else { fanIn = c.hiddenSize }
@@ -136,7 +170,7 @@ public enum SyntheticModel {
         if name.contains("o_proj") || name.contains("down_proj") { scale /= Double(2 * c.numHiddenLayers).squareRoot() }
         for i in 0..<out.count {
             let u = rng.nextUnit() * 2 - 1  // uniform in [-1, 1)
-            out[i] = isNorm ? Float(1 + 0.25 * u) : isBias ? Float(0.5 * u) : Float(u * scale)
+            out[i] = isNorm ? Float(normBase + 0.25 * u) : isBias ? Float(0.5 * u) : Float(u * scale)
         }
     }
 

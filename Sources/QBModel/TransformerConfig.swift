@@ -31,6 +31,23 @@ public struct TransformerConfig: Codable, Sendable, Equatable {
     public var torchDtype: String?
     /// MLX quantization (`quantization` in mlx-community configs).
     public var quantization: MLXQuantizationConfig?
+    /// Gemma's name for the MLP activation (`hidden_act` elsewhere).
+    public var hiddenActivation: String?
+    /// Gemma: attention scores are scaled by `query_pre_attn_scalar ** -0.5`.
+    public var queryPreAttnScalar: Float?
+    /// Gemma 3: positions a sliding-window layer attends to (t - p < window).
+    public var slidingWindow: Int?
+    /// Gemma 3: "sliding_attention" or "full_attention" per layer (transformers writes it).
+    public var layerTypes: [String]?
+    /// Gemma 3 configs without `layer_types`: every `pattern`-th layer is global.
+    public var slidingWindowPattern: Int?
+    /// The same under the name transformers 4.5x wrote.
+    public var privateSlidingWindowPattern: Int?
+    /// Gemma 3: RoPE base of the sliding-window layers (transformers 4).
+    public var ropeLocalBaseFreq: Float?
+    /// Softcapping (Gemma 2); rejected by Gemma 3, which has none.
+    public var finalLogitSoftcapping: Float?
+    public var attnLogitSoftcapping: Float?
 
     enum CodingKeys: String, CodingKey {
         case hiddenSize = "hidden_size"
@@ -56,6 +73,15 @@ public struct TransformerConfig: Codable, Sendable, Equatable {
         case architectures
         case torchDtype = "torch_dtype"
         case quantization
+        case hiddenActivation = "hidden_activation"
+        case queryPreAttnScalar = "query_pre_attn_scalar"
+        case slidingWindow = "sliding_window"
+        case layerTypes = "layer_types"
+        case slidingWindowPattern = "sliding_window_pattern"
+        case privateSlidingWindowPattern = "_sliding_window_pattern"
+        case ropeLocalBaseFreq = "rope_local_base_freq"
+        case finalLogitSoftcapping = "final_logit_softcapping"
+        case attnLogitSoftcapping = "attn_logit_softcapping"
     }
 
     public init(
@@ -87,7 +113,28 @@ public struct TransformerConfig: Codable, Sendable, Equatable {
     public var qDim: Int { numAttentionHeads * headDimension }
     public var kvDim: Int { kvHeads * headDimension }
     public var eps: Float { rmsNormEps ?? 1e-6 }
-    public var theta: Float { ropeTheta ?? ropeParameters?.ropeTheta ?? 10000 }
+    /// The RoPE base (of the global layers, where layers differ).
+    public var theta: Float {
+        ropeTheta ?? ropeParameters?.ropeTheta ?? ropeParameters?.perLayerType?["full_attention"]?.ropeTheta ?? 10000
+    }
+    /// The RoPE base of sliding-window layers, for configs that give them their own
+    /// (Gemma 3: `rope_local_base_freq`, or transformers 5's
+    /// `rope_parameters.sliding_attention.rope_theta`, default 10,000); nil for the others.
+    public var localRopeTheta: Float? {
+        if let t = ropeLocalBaseFreq ?? ropeParameters?.perLayerType?["sliding_attention"]?.ropeTheta { return t }
+        return modelType == "gemma3_text" ? 10000 : nil
+    }
+
+    /// Whether layer `l` attends through a sliding window of `slidingWindow` positions: per
+    /// `layer_types` when the config lists them, else every layer but each
+    /// `sliding_window_pattern`-th (6 by default, Gemma 3's; layer l is global when
+    /// (l + 1) % pattern == 0). False for every layer without a window.
+    public func isSlidingLayer(_ l: Int) -> Bool {
+        guard let w = slidingWindow, w > 0 else { return false }
+        if let types = layerTypes, l < types.count { return types[l] == "sliding_attention" }
+        let pattern = slidingWindowPattern ?? privateSlidingWindowPattern ?? 6
+        return pattern <= 0 || (l + 1) % pattern != 0
+    }
     /// The scaling entry, wherever the config put it.
     public var ropeScalingEntry: RopeScalingConfig? { ropeScaling ?? ropeParameters }
     public var tied: Bool { tieWordEmbeddings ?? false }
@@ -150,9 +197,14 @@ public struct TransformerConfig: Codable, Sendable, Equatable {
         if let t = ropeTheta ?? ropeParameters?.ropeTheta, !(t > 1 && t.isFinite) {
             throw bad("rope_theta", "\(t) must be a finite number > 1")
         }
-        if let act = hiddenAct, act != "silu" { throw bad("hidden_act", "\(act) is not supported (only silu)") }
+        let arch = try architecture(path: path)
+        for (field, act) in [("hidden_act", hiddenAct), ("hidden_activation", hiddenActivation)] {
+            if let act, !arch.activations.contains(act) {
+                throw bad(field, "\(act) is not supported for \(arch.name) (only \(arch.activations.joined(separator: ", ")))")
+            }
+        }
         if let s = ropeScalingEntry { _ = try s.llama3(path: path) }
-        try architecture(path: path).validate(self, path)
+        try arch.validate(self, path)
     }
 
     /// The architecture `model_type` names (Llama when the config names none, as llama2.c
@@ -177,6 +229,12 @@ public struct RopeScalingConfig: Codable, Sendable, Equatable {
     public var originalMaxPositionEmbeddings: Int?
     /// Only in `rope_parameters`.
     public var ropeTheta: Float?
+    /// transformers 5's `rope_parameters` of models whose layer types differ (Gemma 3):
+    /// one entry per layer type ("full_attention", "sliding_attention") instead of one
+    /// for all.
+    public var perLayerType: [String: RopeScalingConfig]?
+
+    static let layerTypeKeys = ["full_attention", "sliding_attention"]
 
     enum CodingKeys: String, CodingKey {
         case ropeTheta = "rope_theta"
@@ -186,6 +244,37 @@ public struct RopeScalingConfig: Codable, Sendable, Equatable {
         case lowFreqFactor = "low_freq_factor"
         case highFreqFactor = "high_freq_factor"
         case originalMaxPositionEmbeddings = "original_max_position_embeddings"
+        case fullAttention = "full_attention"
+        case slidingAttention = "sliding_attention"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        ropeTheta = try c.decodeIfPresent(Float.self, forKey: .ropeTheta)
+        ropeType = try c.decodeIfPresent(String.self, forKey: .ropeType)
+        type = try c.decodeIfPresent(String.self, forKey: .type)
+        factor = try c.decodeIfPresent(Float.self, forKey: .factor)
+        lowFreqFactor = try c.decodeIfPresent(Float.self, forKey: .lowFreqFactor)
+        highFreqFactor = try c.decodeIfPresent(Float.self, forKey: .highFreqFactor)
+        originalMaxPositionEmbeddings = try c.decodeIfPresent(Int.self, forKey: .originalMaxPositionEmbeddings)
+        var perType: [String: RopeScalingConfig] = [:]
+        for key in [CodingKeys.fullAttention, .slidingAttention] {
+            if let entry = try c.decodeIfPresent(RopeScalingConfig.self, forKey: key) { perType[key.rawValue] = entry }
+        }
+        perLayerType = perType.isEmpty ? nil : perType
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encodeIfPresent(ropeTheta, forKey: .ropeTheta)
+        try c.encodeIfPresent(ropeType, forKey: .ropeType)
+        try c.encodeIfPresent(type, forKey: .type)
+        try c.encodeIfPresent(factor, forKey: .factor)
+        try c.encodeIfPresent(lowFreqFactor, forKey: .lowFreqFactor)
+        try c.encodeIfPresent(highFreqFactor, forKey: .highFreqFactor)
+        try c.encodeIfPresent(originalMaxPositionEmbeddings, forKey: .originalMaxPositionEmbeddings)
+        try c.encodeIfPresent(perLayerType?["full_attention"], forKey: .fullAttention)
+        try c.encodeIfPresent(perLayerType?["sliding_attention"], forKey: .slidingAttention)
     }
 
     public init(llama3 s: Llama3RopeScaling) {

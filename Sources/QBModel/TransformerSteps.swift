@@ -39,6 +39,20 @@ struct TransformerSteps {
         }
     }
 
+    /// The angles of `local`, the RoPE of sliding-window layers (Gemma 3's own base), shared
+    /// by those layers; `rotateQK(local: true)` applies them.
+    func localRopeAngles(_ local: Rope) {
+        let hd = config.headDimension
+        for t in 0..<count {
+            local.angles(position: start + t, cos: s.localCos.pointer + t * hd / 2, sin: s.localSin.pointer + t * hd / 2)
+        }
+    }
+
+    /// x *= factor over the chunk (Gemma scales embeddings by sqrt(hidden)).
+    func scaleResidual(by factor: Float) {
+        Ops.scale(s.x.pointer, by: factor, count: count * config.hiddenSize)
+    }
+
     /// xb = RMSNorm(x) with `weight`, row by row.
     func norm(_ weight: FloatBuffer) {
         rmsnormRows(s.x.pointer, weight, into: s.xb.pointer, rows: count)
@@ -79,11 +93,13 @@ struct TransformerSteps {
         }
     }
 
-    /// RoPE on every query and key head at its position.
-    func rotateQK() {
+    /// RoPE on every query and key head at its position, with the angles of `ropeAngles`
+    /// (or of `localRopeAngles` when `local`).
+    func rotateQK(local: Bool = false) {
         let c = config, hd = c.headDimension
+        let cosines = local ? s.localCos : s.cos, sines = local ? s.localSin : s.sin
         for t in 0..<count {
-            let cs = s.cos.pointer + t * hd / 2, sn = s.sin.pointer + t * hd / 2
+            let cs = cosines.pointer + t * hd / 2, sn = sines.pointer + t * hd / 2
             rope.apply(s.q.pointer + t * c.qDim, heads: c.numAttentionHeads, cos: cs, sin: sn)
             rope.apply(s.k.pointer + t * c.kvDim, heads: c.kvHeads, cos: cs, sin: sn)
         }
@@ -102,12 +118,14 @@ struct TransformerSteps {
     }
 
     /// att = causal grouped-query attention: query head h reads KV head h / (heads /
-    /// kvHeads), position t sees positions 0 ... start + t.
-    func attention(layer: Int) {
+    /// kvHeads), position t sees positions 0 ... start + t, or with a `window` only the last
+    /// `window` of them (p with t - p < window, as transformers' and llama.cpp's sliding
+    /// masks). Scores are scaled by `scale`, 1/sqrt(head dim) unless given.
+    func attention(layer: Int, scale: Float? = nil, window: Int? = nil) {
         let c = config
         let hd = c.headDimension
         let group = c.numAttentionHeads / c.kvHeads
-        let scale = 1 / Float(hd).squareRoot()
+        let scale = scale ?? 1 / Float(hd).squareRoot()
         let cache = s.cache, s = self.s, start = self.start
         let kvHeads = c.kvHeads
         // One item per (position, KV head): the heads of a group read the cache once.
@@ -115,25 +133,46 @@ struct TransformerSteps {
             let scores = s.pool.scratch(thread: thread, floats: group * cache.capacity)
             for item in range {
                 let t = item / kvHeads, kvh = item % kvHeads
-                let first = t * c.qDim + kvh * group * hd
+                let row = t * c.qDim + kvh * group * hd
+                let end = start + t + 1
                 cache.attendGroup(
-                    layer: layer, head: kvh, queries: s.q.pointer + first, group: group, count: start + t + 1,
-                    scale: scale, scores: scores, out: s.att.pointer + first)
+                    layer: layer, head: kvh, queries: s.q.pointer + row, group: group,
+                    first: window.map { max(0, end - $0) } ?? 0, count: end, scale: scale, scores: scores,
+                    out: s.att.pointer + row)
             }
         }
     }
 
-    /// x += wo att.
-    func attentionOutput(_ wo: Matrix) {
+    /// x += wo att, or x += RMSNorm(wo att) with `postNorm` (Gemma's norm of the block's output).
+    func attentionOutput(_ wo: Matrix, postNorm: FloatBuffer? = nil) {
         Linear.matmul(wo, s.att.pointer, s.xb.pointer, count: count, pool: pool)
-        Ops.add(s.xb.pointer, into: s.x.pointer, count: count * config.hiddenSize)
+        addToResidual(postNorm: postNorm)
     }
 
     /// x += down(silu(gate xb) * up xb).
     func swigluMLP(_ layer: LayerWeights) {
+        gatedMLP(layer) { Ops.swiglu(gate: $0, up: $1, count: $2) }
+        addToResidual(postNorm: nil)
+    }
+
+    /// x += RMSNorm(down(gelu_tanh(gate xb) * up xb)) with `postNorm` when given (Gemma's GeGLU).
+    func gegluMLP(_ layer: LayerWeights, postNorm: FloatBuffer?) {
+        gatedMLP(layer) { Ops.geglu(gate: $0, up: $1, count: $2) }
+        addToResidual(postNorm: postNorm)
+    }
+
+    /// xb = down(activate(gate xb, up xb)).
+    private func gatedMLP(
+        _ layer: LayerWeights, _ activate: (UnsafeMutablePointer<Float>, UnsafePointer<Float>, Int) -> Void
+    ) {
         Linear.matmul([layer.gate, layer.up], s.xb.pointer, [s.hb.pointer, s.hb2.pointer], count: count, pool: pool)
-        Ops.swiglu(gate: s.hb.pointer, up: s.hb2.pointer, count: count * config.intermediateSize)
+        activate(s.hb.pointer, s.hb2.pointer, count * config.intermediateSize)
         Linear.matmul(layer.down, s.hb.pointer, s.xb.pointer, count: count, pool: pool)
+    }
+
+    /// x += xb, normed in place first when `postNorm` is given.
+    private func addToResidual(postNorm: FloatBuffer?) {
+        if let postNorm { rmsnormRows(s.xb.pointer, postNorm, into: s.xb.pointer, rows: count) }
         Ops.add(s.xb.pointer, into: s.x.pointer, count: count * config.hiddenSize)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 @testable import QBHistory
 import XCTest
+import QBTestSupport
 
 final class ChangePointsTests: XCTestCase {
     struct Oracle: Decodable {

@@ -2,6 +2,7 @@ import Foundation
 @testable import QBHistory
 import QBRunner
 import XCTest
+import QBTestSupport
 
 /// The checks every store must pass, SQLite and PostgreSQL alike.
 enum StoreChecks {

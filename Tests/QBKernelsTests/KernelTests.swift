@@ -113,6 +113,33 @@ final class KernelTests: XCTestCase {
         }
     }
 
+    /// GeGLU (tanh GELU) against its definition, over the saturating range too.
+    func testGeGLUMatchesReference() {
+        for n in [1, 7, 8, 64, 1000] {
+            var g = randoms(n, scale: 12)
+            let u = randoms(n)
+            let expected = Reference.geglu(gate: g, up: u)
+            Ops.geglu(gate: &g, up: u, count: n)
+            assertClose(g, expected, tolerance: 2e-6)
+        }
+    }
+
+    /// f32 attention over a window of the cache: positions before `first` take no part.
+    func testAttentionHeadWindow() {
+        for (count, hd, first) in [(20, 32, 3), (300, 64, 44), (17, 256, 16), (5, 8, 4)] {
+            let q = randoms(hd, scale: 2), k = randoms(count * hd, scale: 2), v = randoms(count * hd)
+            var scores = [Float](repeating: 0, count: count - first)
+            var out = [Float](repeating: 0, count: hd)
+            let scale = 1 / Float(hd).squareRoot()
+            Ops.attentionHead(q: q, keys: k, values: v, first: first, count: count, headDim: hd, scale: scale, scores: &scores, out: &out)
+            assertClose(out, Reference.attentionHead(q: q, keys: k, values: v, count: count, headDim: hd, scale: scale, first: first), tolerance: 1e-5)
+            // The same as attention over only the window's rows.
+            let windowOnly = Reference.attentionHead(
+                q: q, keys: Array(k[(first * hd)...]), values: Array(v[(first * hd)...]), count: count - first, headDim: hd, scale: scale)
+            assertClose(out, windowOnly, tolerance: 1e-5)
+        }
+    }
+
     func testAttentionHead() {
         for (count, hd) in [(1, 8), (17, 32), (300, 64)] {
             let q = randoms(hd, scale: 2), k = randoms(count * hd, scale: 2), v = randoms(count * hd)

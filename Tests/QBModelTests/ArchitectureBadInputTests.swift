@@ -72,7 +72,8 @@ final class ArchitectureBadInputTests: XCTestCase {
             return p.hasSuffix("config.json") && reason.contains("gemma3") && reason.contains("llama, qwen2, qwen3")
         }
         var w = GGUFWriter()
-        w.add("general.architecture", .string("gemma3"))
+        // gemma3 is supported now; gemma2 (softcapping, no per-head norms) is not.
+        w.add("general.architecture", .string("gemma2"))
         let g = dir.appendingPathComponent("g.gguf")
         try w.write(to: g)
         expectError(g.path) {
@@ -116,5 +117,95 @@ final class ArchitectureBadInputTests: XCTestCase {
         expectError(d.path) { if case .invalidField(_, "use_sliding_window", _) = $0 { return true } else { return false } }
         let e = try folder(.tinyQwen3) { $0.attentionBias = true }
         expectError(e.path) { if case .invalidField(_, "attention_bias", _) = $0 { return true } else { return false } }
+    }
+
+    // MARK: - Gemma 3
+
+    func testWellFormedGemmaFolderLoads() throws {
+        let m = try ModelLoader.load(path: try folder(.tinyGemma3).path)
+        XCTAssertEqual(m.architecture.name, "gemma3")
+        // Hugging Face stores w; the model holds the factor 1 + w.
+        XCTAssertEqual(m.weights.layers[0].postAttentionNorm?.array.first, 1.5)
+        XCTAssertEqual(m.weights.finalNorm.array.first, 1.5)
+    }
+
+    /// The gemma3-270m preset declares the released model's parameter count (transformers
+    /// reports 268,098,176 for google/gemma-3-270m).
+    func testGemma270mPresetMatchesTheReleasedModel() throws {
+        let c = SyntheticModel.Preset.gemma3_270m.config
+        try c.validate(path: "gemma3-270m")
+        let n = try SyntheticModel.declarations(c, dtype: .bf16).reduce(0) { $0 + $1.shape.reduce(1, *) }
+        XCTAssertEqual(n, 268_098_176)
+        XCTAssertEqual((0..<18).filter { !c.isSlidingLayer($0) }, [5, 11, 17])
+    }
+
+    func testGemmaConfigContradictionsNameTheField() throws {
+        let cases: [(String, (inout TransformerConfig) -> Void)] = [
+            ("sliding_window", { $0.slidingWindow = 4096; $0.maxPositionEmbeddings = 1024 }),
+            ("sliding_window", { $0.slidingWindow = 0 }),
+            ("num_key_value_heads", { $0.numKeyValueHeads = 3 }),
+            ("final_logit_softcapping", { $0.finalLogitSoftcapping = 30 }),
+            ("attn_logit_softcapping", { $0.attnLogitSoftcapping = 50 }),
+            ("hidden_activation", { $0.hiddenActivation = "silu" }),
+            ("layer_types", { $0.layerTypes = ["sliding_attention", "local"] }),
+            ("rope_scaling", { $0.ropeScaling = try? JSONDecoder().decode(RopeScalingConfig.self, from: Data(#"{"rope_type":"linear","factor":8}"#.utf8)) }),
+            ("rope_parameters.full_attention.rope_type", {
+                $0.ropeParameters = try? JSONDecoder().decode(
+                    RopeScalingConfig.self, from: Data(#"{"full_attention":{"rope_type":"yarn","rope_theta":1e6}}"#.utf8))
+            }),
+        ]
+        for (field, edit) in cases {
+            let d = try folder(.tinyGemma3, config: edit)
+            expectError(d.path) {
+                guard case .invalidField(let p, let f, _) = $0 else { return false }
+                return p.hasSuffix("config.json") && f.hasPrefix(field)
+            }
+        }
+    }
+
+    func testGemmaMissingNormsNameTheTensor() throws {
+        for dropped in ["post_feedforward_layernorm", "self_attn.q_norm", "pre_feedforward_layernorm"] {
+            let d = try folder(.tinyGemma3, tensors: { $0.filter { !$0.name.contains(dropped) } })
+            expectError(d.path) {
+                guard case .missingTensor(_, let t) = $0 else { return false }
+                return t.contains(dropped)
+            }
+        }
+    }
+
+    /// GGUF: a missing post-norm, a window beyond the context, softcapping: typed errors
+    /// naming the GGUF key or tensor.
+    func testGemmaGGUFContradictionsNameTheKey() throws {
+        let model = try ModelLoader.load(path: try folder(.tinyGemma3).path)
+        let good = dir.appendingPathComponent("good.gguf")
+        try GGUFExport.write(model, spec: nil, name: "t", extra: [], to: good, pool: ThreadPool(threads: 1))
+        let file = try GGUFFile(path: good.path)
+        func rewrite(_ name: String, metadata edit: (inout [(String, GGUFValue)]) -> Void, dropTensor: String? = nil) throws -> URL {
+            var w = GGUFWriter()
+            var meta = file.keys.map { ($0, file.metadata[$0]!) }
+            edit(&meta)
+            for (k, v) in meta { w.add(k, v) }
+            for t in file.tensors where t.name != dropTensor {
+                let bytes = try file.file.bytes(at: t.range.lowerBound, count: t.range.count, item: t.name)
+                w.tensors.append(.init(name: t.name, dims: t.dims, type: Int32(bitPattern: t.type)) { buf in
+                    buf.copyMemory(from: bytes)
+                })
+            }
+            let u = dir.appendingPathComponent(name)
+            try w.write(to: u)
+            return u
+        }
+        let missing = try rewrite("missing.gguf", metadata: { _ in }, dropTensor: "blk.0.post_ffw_norm.weight")
+        expectError(missing.path) {
+            guard case .missingTensor(_, let t) = $0 else { return false }
+            return t == "blk.0.post_ffw_norm.weight"
+        }
+        for (key, value) in [("gemma3.attention.sliding_window", GGUFValue.uint32(1 << 20)), ("gemma3.final_logit_softcapping", .float32(30))] {
+            let u = try rewrite("bad.gguf", metadata: { m in m.removeAll { $0.0 == key }; m.append((key, value)) })
+            expectError(u.path) {
+                guard case .invalidField(_, let f, _) = $0 else { return false }
+                return f == key
+            }
+        }
     }
 }

@@ -1,3 +1,4 @@
+import QBSupport
 import XCTest
 import QBTestSupport
 import QBKernels
@@ -65,6 +66,41 @@ final class KVCacheTests: XCTestCase {
                         q: heldQuery(Array(q[(g * hd)..<((g + 1) * hd)]), type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
                     let worst = zip(out[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
                     XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) head \(g) of \(group)")
+                }
+            }
+        }
+    }
+
+    /// Sliding-window attention (positions first ..< n) over every cache type, grouped and per
+    /// head, against the reference over the held values: windows that start inside a 16-row
+    /// tile, on its boundary, one row before it, cover the whole cache, or hold one row, so
+    /// the tiled Q8_0/f16 loops' remainders fall everywhere. Seeded (printed, replay with
+    /// QB_TEST_SEED).
+    func testWindowedAttentionMatchesReferenceForEveryCacheType() {
+        let seed = ProcessInfo.processInfo.environment["QB_TEST_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        print("testWindowedAttentionMatchesReferenceForEveryCacheType random seed \(seed) (replay: QB_TEST_SEED=\(seed) swift test --filter KVCacheTests)")
+        var seeded = SplitMix64(seed: seed)
+        for type in KVCacheType.allCases {
+            for (hd, n, group, first) in [
+                (64, 48, 4, 17), (64, 48, 4, 16), (64, 48, 4, 15), (64, 48, 1, 0), (256, 100, 4, 37), (256, 530, 4, 18),
+                (64, 40, 2, 39), (96, 70, 3, 5), (128, 33, 1, 32), (32, 300, 3, 137),
+            ] {
+                let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
+                let q = (0..<(group * hd)).map { _ in Float.random(in: -1...1, using: &seeded) }
+                let window = n - first
+                var scores = [Float](repeating: .nan, count: group * window), out = [Float](repeating: .nan, count: group * hd)
+                cache.attendGroup(
+                    layer: 0, head: 0, queries: q, group: group, first: first, count: n, scale: 0.125, scores: &scores, out: &out)
+                var single = [Float](repeating: .nan, count: hd), one = [Float](repeating: .nan, count: window)
+                for g in 0..<group {
+                    let query = Array(q[(g * hd)..<((g + 1) * hd)])
+                    let expected = Reference.attentionHead(
+                        q: heldQuery(query, type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125, first: first)
+                    let worst = zip(out[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
+                    XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) first \(first) head \(g) of \(group)")
+                    cache.attend(layer: 0, head: 0, query: query, first: first, count: n, scale: 0.125, scores: &one, out: &single)
+                    let worstSingle = zip(single, expected).map { abs($0 - $1) }.max()!
+                    XCTAssertLessThan(worstSingle, 1e-5, "single head \(type.rawValue) hd \(hd) n \(n) first \(first)")
                 }
             }
         }

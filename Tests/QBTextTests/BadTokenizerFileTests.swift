@@ -1,3 +1,4 @@
+import QBSupport
 import Foundation
 import QBFormats
 import XCTest

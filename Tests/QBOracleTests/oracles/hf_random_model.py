@@ -4,7 +4,8 @@ usage: hf_random_model.py MODEL_DIR SEED DTYPE OUT.f32 TOKEN[,TOKEN...]
 MODEL_DIR holds a config.json (any architecture AutoModelForCausalLM knows). The model is
 built from it with seeded random weights of a useful scale (matrices uniform with variance
 1/fan_in, norm weights around 1, biases around 0 with spread 0.5: transformers' own init
-leaves biases at zero and norms at one, which would hide a dropped bias or norm), stored in
+leaves biases at zero and norms at one, which would hide a dropped bias or norm; Gemma's
+norms multiply by 1 + w, so there w is drawn around 0 for factors around 1), stored in
 DTYPE (float32, float16, bfloat16) with save_pretrained (safetensors, transformers' own
 config.json), and run in float32 from the stored values with eager attention. Writes
 float32 logits [len(tokens), vocab] to OUT.f32.
@@ -23,11 +24,12 @@ def main() -> None:
     torch.manual_seed(seed)
     config = AutoConfig.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_config(config, torch_dtype=torch.float32, attn_implementation="eager")
+    norm_base = 0.0 if config.model_type.startswith("gemma") else 1.0
     with torch.no_grad():
         for name, p in model.named_parameters():
             u = torch.rand(p.shape, dtype=torch.float64) * 2 - 1
             if name.endswith("norm.weight"):
-                v = 1 + 0.25 * u
+                v = norm_base + 0.25 * u
             elif name.endswith(".bias"):
                 v = 0.5 * u
             else:

