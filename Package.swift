@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         // System libraries.
@@ -66,11 +69,22 @@ let package = Package(
             dependencies: ["QBGeneration", "CTCMalloc", .product(name: "Yams", package: "Yams")],
             swiftSettings: nativeSwift),
 
-        // Layer 6: the command line.
+        // Layer 6: the OpenAI-compatible HTTP server (batched decode, admission, metrics).
+        .target(
+            name: "QBServe",
+            dependencies: [
+                "QBRunner", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: nativeSwift),
+
+        // Layer 7: the command line.
         .executableTarget(
             name: "quantbench",
             dependencies: [
                 "QBRunner",
+                "QBServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: nativeSwift,
@@ -85,6 +99,9 @@ let package = Package(
             name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner", "QBSupport"], swiftSettings: nativeSwift),
         .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport"], swiftSettings: nativeSwift),
         .testTarget(name: "CLITests", dependencies: ["quantbench"], swiftSettings: nativeSwift),
+        .testTarget(
+            name: "QBServeTests", dependencies: ["QBServe", "QBRunner", "QBGeneration", "QBSupport", "quantbench"], exclude: ["oracles"],
+            swiftSettings: nativeSwift),
         .testTarget(
             name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport"], exclude: ["oracles"],
             swiftSettings: nativeSwift),
