@@ -1,4 +1,5 @@
 import CBLAS
+import CQBKernels
 
 /// Products of a weight matrix with activations: the bulk of every forward pass.
 public enum Linear {
@@ -121,17 +122,33 @@ extension Linear {
         let total = offsets[offsets.count - 1]
         let minimum = ws.allSatisfy { $0.layout == .interleaved4 } ? 4 : 16
         let block = batchUnitBlock
+        // Interleaved Q4_0/Q8_0 take the multi-row kernel: each group's blocks are loaded and
+        // unpacked once for several activation rows.
+        let q8a: [UnsafePointer<qb_q8a>?] = inputs.map(\.q8a)
+        let outRows: [[UnsafeMutablePointer<Float>?]] = zip(ws, ys).map { w, y in (0..<count).map { y + $0 * w.rows } }
         pool.parallelFor(total, grain: pool.grain(for: total, minimum: minimum)) { range, _ in
             var i = 0
             while i < ws.count, offsets[i + 1] <= range.lowerBound { i += 1 }
             var lo = range.lowerBound
             while lo < range.upperBound, i < ws.count {
-                let hi = min(range.upperBound, offsets[i + 1], lo + block)
                 let w = ws[i], stride = w.rows
-                for b in 0..<count {
-                    rows(w, inputs[b], ys[i] + b * stride, lo - offsets[i], hi - offsets[i])
+                if w.layout == .interleaved4 {
+                    let hi = min(range.upperBound, offsets[i + 1])
+                    q8a.withUnsafeBufferPointer { xs in
+                        outRows[i].withUnsafeBufferPointer { yr in
+                            qb_matvec_repacked_rows(
+                                w.format.ggmlID, w.base, xs.baseAddress, yr.baseAddress, Int64(count),
+                                Int64(lo - offsets[i]), Int64(hi - offsets[i]), Int64(w.cols))
+                        }
+                    }
+                    lo = hi
+                } else {
+                    let hi = min(range.upperBound, offsets[i + 1], lo + block)
+                    for b in 0..<count {
+                        rows(w, inputs[b], ys[i] + b * stride, lo - offsets[i], hi - offsets[i])
+                    }
+                    lo = hi
                 }
-                lo = hi
                 if lo == offsets[i + 1] { i += 1 }
             }
         }
