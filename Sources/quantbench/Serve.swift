@@ -50,6 +50,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("shutdown-grace"), help: "Seconds running streams may go on after SIGTERM.")
     var shutdownGrace: Double = 10
 
+    @Option(name: .customLong("bench-batch"), help: "Instead of serving: time batched decode steps at these batch sizes (e.g. 1,2,4,8) and exit.")
+    var benchBatch: String?
+
     func validate() throws {
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 256") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
@@ -69,6 +72,17 @@ struct Serve: AsyncParsableCommand {
         let context = ctx ?? min(maximum, ChatSetupOptions.defaultContextCap)
         guard context >= 2, context <= maximum else {
             throw ValidationError("--ctx must be between 2 and the model's context (\(maximum))")
+        }
+        if let sizes = benchBatch {
+            let bs = sizes.split(separator: ",").compactMap { Int($0) }.filter { $0 >= 1 && $0 <= 256 }
+            guard !bs.isEmpty else { throw ValidationError("--bench-batch takes batch sizes such as 1,2,4,8") }
+            let rows = try BatchBenchmark.run(model: prepared.model, pool: pool, kvType: prepared.kvType, sizes: bs)
+            print("batch  ms/step  tokens/s  speedup  prefill-chunk-ms (same rows, tile path)")
+            for r in rows {
+                let speedup = r.tokensPerSecond / rows[0].tokensPerSecond * Double(rows[0].batch)
+                print(String(format: "%5d  %7.2f  %8.1f  %6.2fx  %8.2f", r.batch, r.msPerStep, r.tokensPerSecond, speedup, r.prefillChunkMs))
+            }
+            return
         }
         guard let format = prepared.chatFormat else { throw ValidationError("no chat format") }
         let limits = SchedulerLimits(
