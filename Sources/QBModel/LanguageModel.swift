@@ -122,6 +122,53 @@ extension LanguageModel {
     }
 }
 
+/// One batched decode step: row t of the step is the next position of the sequence whose
+/// cache is `caches[t]`, at `positions[t]` (its cache's length).
+struct DecodeBatch {
+    let caches: [KVCache]
+    let positions: [Int]
+}
+
+extension LanguageModel {
+    /// One decode step of several sequences at once (continuous batching): `tokens[t]` is
+    /// appended to `states[t]`'s cache at its next position, and the result holds each
+    /// sequence's logits (`[count][vocab]`). The products read every weight once for all
+    /// rows, on the decode kernels row by row, so sequence t's logits are bitwise those of
+    /// `forward([tokens[t]], state: states[t])` alone. Attention runs per sequence over its
+    /// own cache. `scratch` supplies the activations of the batch (its `maxBatch` at least
+    /// `tokens.count`; its own cache is not touched) and the worker pool.
+    public func forwardBatch(
+        _ tokens: [Int32], states: [InferenceState], scratch: InferenceState, isCancelled: () -> Bool = { false }
+    ) throws -> [[Float]] {
+        guard tokens.count == states.count else {
+            throw ModelError.invalidField(
+                path: "batch", field: "states", reason: "\(tokens.count) tokens for \(states.count) sequences")
+        }
+        guard !tokens.isEmpty else { return [] }
+        guard tokens.count <= scratch.maxBatch else {
+            throw ModelError.invalidField(
+                path: "batch", field: "size", reason: "\(tokens.count) sequences, scratch for \(scratch.maxBatch)")
+        }
+        for t in tokens where t < 0 || Int(t) >= weights.embedding.rows {
+            throw ModelError.invalidToken(id: Int(t), vocabularySize: weights.embedding.rows)
+        }
+        for s in states where s.cache.length >= s.cache.capacity {
+            throw ModelError.contextFull(needed: s.cache.length + 1, capacity: s.cache.capacity)
+        }
+        let caches = states.map(\.cache)
+        guard Set(caches.map { ObjectIdentifier($0) }).count == caches.count else {
+            throw ModelError.invalidField(path: "batch", field: "states", reason: "a sequence appears twice")
+        }
+        scratch.decodeBatch = DecodeBatch(caches: caches, positions: caches.map(\.length))
+        defer { scratch.decodeBatch = nil }
+        guard let out = forwardChunk(tokens, state: scratch, logits: .all, isCancelled: isCancelled) else {
+            throw ForwardCancelled(processed: 0)
+        }
+        let vocab = config.vocabSize
+        return (0..<tokens.count).map { Array(out[($0 * vocab)..<(($0 + 1) * vocab)]) }
+    }
+}
+
 /// Thrown by `LanguageModel.forward` when its `isCancelled` check fires. `processed`
 /// tokens of the call's input made it into the cache.
 public struct ForwardCancelled: Error, Equatable {
@@ -134,6 +181,8 @@ public final class InferenceState: @unchecked Sendable {
     public let cache: KVCache
     public let pool: ThreadPool
     public let maxBatch: Int
+    /// Set by `forwardBatch` for the duration of one batched decode step.
+    var decodeBatch: DecodeBatch?
     let x, xb, q, k, v, att, hb, hb2, cos, sin: FloatBuffer
     /// RoPE angles of the sliding-window layers, for configs whose windowed layers have a
     /// RoPE base of their own (Gemma 3); empty otherwise.
