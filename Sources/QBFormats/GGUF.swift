@@ -197,6 +197,21 @@ public final class GGUFFile: @unchecked Sendable {
     struct Reader {
         let file: MappedFile
         var offset = 0
+        /// Bytes the metadata takes once decoded (values, strings), which may not pass
+        /// twice the file's size plus 1 MB: a file of metadata alone (20 million int32, 10
+        /// million empty strings) costs at most about 3 times its bytes, checked before
+        /// each array is allocated. Real files are mostly tensor data and never come close.
+        var decodedBytes = 0
+        var decodedAllowance: Int { file.size.multipliedReportingOverflow(by: 2).partialValue &+ (1 << 20) }
+
+        mutating func charge(_ bytes: Int, _ item: String) throws {
+            decodedBytes = decodedBytes.addingReportingOverflow(bytes).partialValue
+            guard decodedBytes >= 0, decodedBytes <= decodedAllowance else {
+                throw ModelError.invalidField(
+                    path: file.path, field: item,
+                    reason: "metadata would take more than \(decodedAllowance) bytes in memory, over twice the file's size")
+            }
+        }
 
         mutating func u32(_ item: String) throws -> UInt32 {
             defer { offset += 4 }
@@ -215,6 +230,8 @@ public final class GGUFFile: @unchecked Sendable {
             }
             let bytes = try file.bytes(at: offset, count: Int(n), item: item)
             offset += Int(n)
+            // Strings longer than 15 bytes are allocated, with a header.
+            if n > 15 { try charge(Int(n) + 32, item) }
             return String(decoding: bytes, as: UTF8.self)
         }
 
@@ -250,6 +267,21 @@ public final class GGUFFile: @unchecked Sendable {
                 guard let elementType = GGUFValueType(rawValue: elementRaw) else {
                     throw ModelError.invalidField(path: file.path, field: item, reason: "unknown array element type \(elementRaw)")
                 }
+                // The smallest an element can be in the file: the count must fit what is left.
+                let smallest: UInt64
+                switch elementType {
+                case .uint8, .int8, .bool: smallest = 1
+                case .uint16, .int16: smallest = 2
+                case .uint32, .int32, .float32: smallest = 4
+                case .uint64, .int64, .float64, .string: smallest = 8
+                case .array: smallest = 12
+                }
+                guard count.multipliedReportingOverflow(by: smallest).partialValue <= UInt64(file.size - offset),
+                      count <= UInt64(file.size - offset) else {
+                    throw ModelError.invalidField(
+                        path: file.path, field: item, reason: "array count \(count) runs past the end of the file")
+                }
+                try charge(Int(count) * MemoryLayout<GGUFValue>.stride, item)
                 var values: [GGUFValue] = []
                 values.reserveCapacity(Int(count))
                 for _ in 0..<Int(count) { values.append(try value(type: elementRaw, item: item, depth: depth + 1)) }
