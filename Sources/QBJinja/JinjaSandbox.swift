@@ -66,7 +66,8 @@ struct JinjaBudget {
     /// Counts `n` operations; looks at the clock every few thousand.
     @inline(__always)
     mutating func spend(_ n: Int = 1) throws {
-        operations &+= n
+        let (sum, overflow) = operations.addingReportingOverflow(max(0, n))
+        operations = overflow ? .max : sum
         if operations > limits.operations {
             throw JinjaFailure(.limit(.operations), "the template ran more than \(limits.operations) operations (loop iterations and expression evaluations)")
         }
