@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "QBModel", targets: ["QBModel"]),
         .library(name: "QBGeneration", targets: ["QBGeneration"]),
         .library(name: "QBRunner", targets: ["QBRunner"]),
+        .library(name: "QBHistory", targets: ["QBHistory"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -29,6 +30,12 @@ let package = Package(
         .systemLibrary(
             name: "CTCMalloc", path: "Sources/CTCMalloc", pkgConfig: "libtcmalloc",
             providers: [.apt(["libgoogle-perftools-dev"])]),
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
 
         // Layer 0: what every layer shares (JSON, seeded generators, atomic files, the
         // cancellation flag, quantiles). Depends on nothing.
@@ -66,27 +73,41 @@ let package = Package(
             dependencies: ["QBGeneration", "CTCMalloc", .product(name: "Yams", package: "Yams")],
             swiftSettings: nativeSwift),
 
+        // Beside layer 5: the results history (SQLite by default, PostgreSQL for a team),
+        // change points over it.
+        .target(name: "QBHistory", dependencies: ["QBRunner", "QBSupport", "CSQLite", "CLibPQ"], swiftSettings: nativeSwift),
+
         // Layer 6: the command line.
         .executableTarget(
             name: "quantbench",
             dependencies: [
                 "QBRunner",
+                "QBHistory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: nativeSwift,
             linkerSettings: [.linkedLibrary("tcmalloc")]),
 
-        .testTarget(name: "QBKernelsTests", dependencies: ["QBKernels"], swiftSettings: nativeSwift),
-        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText", "QBFormats", "QBSupport"], swiftSettings: nativeSwift),
+        // Shared by every test target: fixture paths, seeded random inputs, the Python
+        // oracle runner, the test models.
+        .target(
+            name: "QBTestSupport", dependencies: ["QBRunner", "QBModel", "QBText"], path: "Tests/QBTestSupport",
+            swiftSettings: nativeSwift),
+
+        .testTarget(name: "QBKernelsTests", dependencies: ["QBKernels", "QBTestSupport"], swiftSettings: nativeSwift),
+        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText", "QBFormats", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
         .testTarget(
-            name: "QBTextTests", dependencies: ["QBText", "QBJinja", "QBFormats", "QBSupport"], exclude: ["oracles"],
+            name: "QBTextTests", dependencies: ["QBText", "QBJinja", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"],
             swiftSettings: nativeSwift),
         .testTarget(
-            name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner", "QBSupport"], swiftSettings: nativeSwift),
-        .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport"], swiftSettings: nativeSwift),
-        .testTarget(name: "CLITests", dependencies: ["quantbench"], swiftSettings: nativeSwift),
+            name: "QBHistoryTests", dependencies: ["QBHistory", "QBRunner", "QBTestSupport"], exclude: ["oracles"],
+            swiftSettings: nativeSwift),
         .testTarget(
-            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport"], exclude: ["oracles"],
+            name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
+        .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
+        .testTarget(name: "CLITests", dependencies: ["quantbench", "QBHistory", "QBRunner", "QBTestSupport"], swiftSettings: nativeSwift),
+        .testTarget(
+            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"],
             swiftSettings: nativeSwift),
     ],
     swiftLanguageModes: [.v6]

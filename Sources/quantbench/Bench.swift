@@ -13,6 +13,8 @@ struct Bench: AsyncParsableCommand {
 
     @OptionGroup var options: ModelOptions
 
+    @OptionGroup var history: DatabaseOptions
+
     @Option(help: "Suite: a name in Prompts/ (smoke, chat, long-prompt, unicode, stops, cancel, throughput) or a YAML file.")
     var suite: String?
 
@@ -106,6 +108,7 @@ struct Bench: AsyncParsableCommand {
             ?? URL(fileURLWithPath: "results").appendingPathComponent(ResultsFile.defaultStem(for: result) + ".json")
         let markdown = BenchReport.markdown(result)
         try ResultsFile.write(result, markdown: markdown, to: url)
+        history.record(result, jsonPath: url.path)
 
         if json {
             FileHandle.standardOutput.write(try ResultsFile.encode(result))

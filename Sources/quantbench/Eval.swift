@@ -50,6 +50,8 @@ struct Eval: ParsableCommand {
     @Flag(help: "Print the result JSON on standard output instead of the table.")
     var json = false
 
+    @OptionGroup var history: DatabaseOptions
+
     func validate() throws {
         if let c = ctx, !(2...Generate.maximumTokens).contains(c) { throw ValidationError("--ctx must be between 2 and \(Generate.maximumTokens)") }
         if let m = maxTokens, !(2...Generate.maximumTokens).contains(m) {
@@ -90,6 +92,7 @@ struct Eval: ParsableCommand {
         let result = run.result
         let url = out.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "results").appendingPathComponent(EvalFiles.defaultStem(result) + ".json")
         try EvalFiles.write(result, to: url)
+        history.record(result, jsonPath: url.path)
         if json {
             FileHandle.standardOutput.write(try EvalFiles.encode(result))
         } else {

@@ -1,10 +1,11 @@
 import Foundation
 import XCTest
+import QBTestSupport
 
 /// The `quantbench` binary as a user runs it: real processes, exit codes and output.
 final class CLITests: XCTestCase {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let fixtures = root.appendingPathComponent("../shared/fixtures").standardized
+    static let root = Fixtures.repository
+    static let fixtures = Fixtures.shared
 
     var binary: URL {
         // XCTest bundles sit beside the products they test.

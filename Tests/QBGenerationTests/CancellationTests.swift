@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBTestSupport
 @testable import QBGeneration
 import QBKernels
 import QBModel

@@ -1,4 +1,5 @@
 import XCTest
+import QBTestSupport
 @testable import QBGeneration
 import QBKernels
 import QBModel

@@ -1,4 +1,5 @@
 import XCTest
+import QBTestSupport
 @testable import QBKernels
 
 /// Each optimized kernel against its plain reference on fresh random inputs (seeded per test, the seed printed).

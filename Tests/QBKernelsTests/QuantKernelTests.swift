@@ -1,4 +1,5 @@
 import XCTest
+import QBTestSupport
 @testable import QBKernels
 import CQBKernels
 

@@ -1,11 +1,12 @@
 import XCTest
+import QBTestSupport
 import QBKernels
 @testable import QBModel
 
 /// Attention over each cache type against the reference attention over the values the
 /// cache actually holds (its rows widened back to f32).
 final class KVCacheTests: XCTestCase {
-    var rng = SystemRandomNumberGenerator()
+    lazy var rng = SeededGenerator(for: "KVCacheTests")
 
     /// A one-head cache of `type` holding `n` random positions, and the keys and values it
     /// actually holds, widened back to f32 through the same formats' dequantizers.

@@ -2,19 +2,12 @@ import Foundation
 import QBFormats
 import QBKernels
 import XCTest
+import QBTestSupport
 @testable import QBModel
 
 /// The forward pass's own invariants, on synthetic models and the real stories260K.
 final class ModelTests: XCTestCase {
-    static let fixtures = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/fixtures").standardized
-
-    func fixture(_ path: String) throws -> String {
-        let p = Self.fixtures.appendingPathComponent(path).path
-        guard FileManager.default.fileExists(atPath: p) else { throw XCTSkip("fixture \(p) is missing") }
-        return p
-    }
+    func fixture(_ path: String) throws -> String { try Fixtures.path(path) }
 
     var dir: URL!
     override func setUpWithError() throws {

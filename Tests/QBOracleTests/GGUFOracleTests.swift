@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBTestSupport
 import QBFormats
 import QBKernels
 import QBModel

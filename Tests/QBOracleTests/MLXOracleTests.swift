@@ -3,6 +3,7 @@ import QBKernels
 import QBModel
 import QBSupport
 import XCTest
+import QBTestSupport
 
 /// Our MLX-format quantizer and dequantizer against `mlx.core.quantize`/`dequantize`.
 final class MLXOracleTests: XCTestCase {

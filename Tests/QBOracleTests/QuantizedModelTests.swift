@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBTestSupport
 import QBFormats
 import QBKernels
 import QBModel
@@ -154,10 +155,8 @@ final class QuantizedModelTests: XCTestCase {
 
     /// stories260K as GGUF (f32, with its SentencePiece vocabulary) is the same model.
     func testStories260KThroughGGUF() throws {
-        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/fixtures/stories260k").standardized
+        let fixtures = try TestModels.storiesDirectory()
         let bin = fixtures.appendingPathComponent("stories260K.bin").path
-        guard FileManager.default.fileExists(atPath: bin) else { throw XCTSkip("fixture \(bin) is missing") }
         let model = try ModelLoader.load(path: bin)
         let tok = try Llama2cTokenizer(path: fixtures.appendingPathComponent("tok512.bin").path, vocabularySize: 512)
         let url = dir.appendingPathComponent("stories.gguf")
@@ -174,13 +173,9 @@ final class QuantizedModelTests: XCTestCase {
 
     /// On the trained model, every 8-bit setting stays closer to f32 than every 4-bit one.
     func testStories260KQualityOrder() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let fixtures = root.appendingPathComponent("../shared/fixtures").standardized
-        let bin = fixtures.appendingPathComponent("stories260k/stories260K.bin").path
-        let textPath = fixtures.appendingPathComponent("eval-text/tinystories_sample_cs336.txt").path
-        guard FileManager.default.fileExists(atPath: bin), FileManager.default.fileExists(atPath: textPath) else {
-            throw XCTSkip("stories260K or eval-text fixtures are missing")
-        }
+        let fixtures = Fixtures.shared
+        let bin = try Fixtures.path("stories260k/stories260K.bin")
+        let textPath = try Fixtures.path("eval-text/tinystories_sample_cs336.txt")
         let model = try ModelLoader.load(path: bin)
         let tok = try Llama2cTokenizer(path: fixtures.appendingPathComponent("stories260k/tok512.bin").path, vocabularySize: 512)
         let ids = Array(tok.encode(try String(contentsOfFile: textPath, encoding: .utf8)).prefix(512))

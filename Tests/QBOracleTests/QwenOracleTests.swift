@@ -2,6 +2,7 @@ import QBFormats
 import QBSupport
 import Foundation
 import XCTest
+import QBTestSupport
 import QBKernels
 import QBModel
 import QBRunner

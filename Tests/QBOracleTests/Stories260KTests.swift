@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBTestSupport
 import QBGeneration
 import QBKernels
 import QBModel
@@ -8,34 +9,11 @@ import QBText
 /// The trained stories260K model reproduces llama2.c's published greedy generation
 /// exactly (../shared/fixtures/stories260k/expected_generations.json).
 final class Stories260KTests: XCTestCase {
-    static let fixtures = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("../shared/fixtures/stories260k").standardized
-
-    struct Case: Decodable {
-        let temperature: Double
-        let steps: Int
-        let prompt: String
-        let expected_stdout: String
-    }
-
-    func load() throws -> (any LanguageModel, Llama2cTokenizer, [Case]) {
-        let dir = Self.fixtures
-        let expected = dir.appendingPathComponent("expected_generations.json")
-        guard FileManager.default.fileExists(atPath: expected.path) else {
-            throw XCTSkip("fixture \(dir.path) is missing")
-        }
-        struct File: Decodable { let cases: [Case] }
-        let cases = try JSONDecoder().decode(File.self, from: Data(contentsOf: expected)).cases
-        let model = try ModelLoader.load(path: dir.appendingPathComponent("stories260K.bin").path)
-        let tok = try Llama2cTokenizer(path: dir.appendingPathComponent("tok512.bin").path, vocabularySize: model.config.vocabSize)
-        return (model, tok, cases)
-    }
-
     /// llama2.c's `steps` counts forward passes, prompt included; each pass prints the
     /// token it leads to, so it emits steps - prompt + 1 new tokens.
     func testGreedyMatchesLlama2c() throws {
-        let (model, tok, cases) = try load()
+        let stories = try TestModels.stories()
+        let (model, tok, cases) = (stories.model, stories.tokenizer, stories.cases)
         let greedy = cases.filter { $0.temperature == 0 }
         XCTAssertFalse(greedy.isEmpty)
         for c in greedy {

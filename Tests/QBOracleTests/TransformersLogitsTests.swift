@@ -3,6 +3,7 @@ import QBKernels
 import QBModel
 import QBSupport
 import XCTest
+import QBTestSupport
 
 /// Our f32 forward pass against Hugging Face transformers' LlamaForCausalLM on the same
 /// safetensors: relative L2 error of the logits at every position ≤ 1e-4.

@@ -24,7 +24,7 @@ final class CompareTests: XCTestCase {
         return BenchResult(
             createdAt: "2026-01-01T00:00:00Z", suite: SuiteInfo(name: "smoke", path: nil, hash: "00", description: nil),
             environment: env, model: model,
-            settings: RunSettings(repetitions: 5, warmup: 1, threads: 2, seed: 1, chatFormat: ChatPromptRenderer.format, kvType: "f16"),
+            settings: RunSettings(repetitions: 5, warmup: 1, threads: 2, seed: 1, chatFormat: "plain-continuation", kvType: "f16"),
             load: LoadInfo(seconds: 0.01, quantizeSeconds: nil, memory: MemorySnapshot(
                 peakResidentBytes: nil, residentBytes: nil, allocatedBytes: nil, heapBytes: nil, peakWasReset: false)),
             cases: results, aggregate: BenchRunner.aggregate(results))

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBTestSupport
 import QBKernels
 import QBModel
 @testable import QBRunner
@@ -8,19 +9,12 @@ import QBModel
 /// a temporary folder, so tests never depend on the user's cache), the repository's
 /// Prompts/ folder and the shared fixtures.
 enum RunnerFixtures {
-    static let repository = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let prompts = repository.appendingPathComponent("Prompts")
-    static let shared = repository.appendingPathComponent("../shared/fixtures").standardized
-
-    private static let tinyResult: Result<String, any Error> = Result {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-runner-tiny-\(getpid())")
-        try ModelMaker.make(preset: .tiny, seed: 0, dtype: .f32, to: dir)
-        return dir.path
-    }
+    static let repository = Fixtures.repository
+    static let prompts = Fixtures.prompts
+    static let shared = Fixtures.shared
 
     /// The tiny model's folder.
-    static func tinyModelPath() throws -> String { try tinyResult.get() }
+    static func tinyModelPath() throws -> String { try TestModels.tinyFolder(seed: 0) }
 
     /// The tiny model opened for benchmarking on two threads.
     static func tiny() throws -> LoadedModel {
@@ -28,11 +22,7 @@ enum RunnerFixtures {
     }
 
     /// A fresh temporary folder, removed by the caller.
-    static func temporaryDirectory(_ name: String) throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-runner-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
-    }
+    static func temporaryDirectory(_ name: String) throws -> URL { try Fixtures.temporaryDirectory("runner-\(name)") }
 }
 
 extension XCTestCase {

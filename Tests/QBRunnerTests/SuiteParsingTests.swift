@@ -157,16 +157,16 @@ final class SuiteParsingTests: XCTestCase {
         XCTAssertEqual(s.hash, SuiteLoader.throughputSuite(prompt: [512], generate: [128], depths: [0, 1024]).hash)
     }
 
-    func testChatFallbackRendering() {
-        let text = ChatPromptRenderer.render(ChatPromptRenderer.conversation(
-            system: "Be kind.", [SuiteMessage(role: .user, content: "Hi"), SuiteMessage(role: .assistant, content: "Hello")]))
-        XCTAssertEqual(text, "System: Be kind.\nUser: Hi\nAssistant: Hello\nAssistant:")
+    func testChatFallbackRendering() throws {
+        // A model without a chat template: the one renderer continues the text plainly.
+        let plain = ChatPromptFormat(kind: .plainContinuation)
+        let messages = ChatPromptRenderer.conversation(
+            system: "Be kind.", [SuiteMessage(role: .user, content: "Hi"), SuiteMessage(role: .assistant, content: "Hello")])
+        let text = try plain.render(messages: messages.map { (role: $0.role, content: $0.content) })
+        XCTAssertEqual(text, "Be kind.\nHiHello\n")
         // A follow-up renders the earlier conversation unchanged, so its prefix is reusable.
-        let first = ChatPromptRenderer.render([SuiteMessage(role: .user, content: "Hi")])
-        let next = ChatPromptRenderer.render([
-            SuiteMessage(role: .user, content: "Hi"), SuiteMessage(role: .assistant, content: " there"),
-            SuiteMessage(role: .user, content: "More"),
-        ])
+        let first = try plain.render(messages: [(role: .user, content: "Hi")])
+        let next = try plain.render(messages: [(role: .user, content: "Hi"), (role: .assistant, content: " there"), (role: .user, content: "More")])
         XCTAssertTrue(next.hasPrefix(first))
     }
 }

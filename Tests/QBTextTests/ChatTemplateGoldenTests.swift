@@ -1,22 +1,10 @@
 import Foundation
 import XCTest
+import QBTestSupport
 
 @testable import QBJinja
 @testable import QBText
 
-/// Fixture files under ../shared/fixtures; a missing one skips the test with its path.
-enum JinjaFixtures {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("../shared/fixtures").standardizedFileURL
-
-    static func url(_ relative: String) throws -> URL {
-        let url = root.appendingPathComponent(relative)
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw XCTSkip("fixture \(relative) not found at \(url.path)")
-        }
-        return url
-    }
-}
 
 /// llama.cpp's chat-template goldens (tests/chat at a469f536): 38 real templates, three
 /// conversations each. llama.cpp made them with minja through chat_template::apply, which
@@ -33,7 +21,7 @@ final class ChatTemplateGoldenTests: XCTestCase {
     static let notReproducibleByJinja2: Set<String> = ["meetkai-functionary-medium-v3.1/tool_use"]
 
     static func contexts() throws -> [(name: String, context: JinjaObject)] {
-        let dir = try JinjaFixtures.url(folder + "/contexts")
+        let dir = try Fixtures.url(folder + "/contexts")
         return try ["simple", "system", "tool_use"].map { name in
             let url = dir.appendingPathComponent(name + ".json")
             guard case .object(let o) = try JinjaJSON.parse(Data(contentsOf: url), source: url.path) else {
@@ -64,7 +52,7 @@ final class ChatTemplateGoldenTests: XCTestCase {
     }
 
     func testGoldens() throws {
-        let dir = try JinjaFixtures.url(Self.folder)
+        let dir = try Fixtures.url(Self.folder)
         let contexts = try Self.contexts()
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.appendingPathComponent("templates").path)
             .filter { $0.hasSuffix(".jinja") }.sorted()
@@ -114,7 +102,7 @@ final class ChatTemplateGoldenTests: XCTestCase {
     /// The system goldens of templates that reject or drop a system message have it folded
     /// into the first user turn; the probe that decides this finds exactly those four.
     func testTemplatesWithoutSystemRoleAreDetected() throws {
-        let dir = try JinjaFixtures.url(Self.folder + "/templates")
+        let dir = try Fixtures.url(Self.folder + "/templates")
         var withoutSystem: [String] = []
         for file in try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() where file.hasSuffix(".jinja") {
             let source = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)

@@ -2,6 +2,7 @@ import Foundation
 import QBFormats
 import Synchronization
 import XCTest
+import QBTestSupport
 
 @testable import QBJinja
 @testable import QBText
@@ -10,12 +11,12 @@ import XCTest
 /// model files, speed and thread safety.
 final class ChatTemplateTests: XCTestCase {
     static func llama31() throws -> ChatTemplate {
-        let url = try JinjaFixtures.url("chat-templates/hf-templates/meta-llama-Llama-3.1-8B-Instruct.jinja")
+        let url = try Fixtures.url("chat-templates/hf-templates/meta-llama-Llama-3.1-8B-Instruct.jinja")
         return try ChatTemplate.load(templateFile: url.path)
     }
 
     static func goldenTemplate(_ name: String) throws -> ChatTemplate {
-        let url = try JinjaFixtures.url("chat-templates/llamacpp-minja-goldens/templates/\(name).jinja")
+        let url = try Fixtures.url("chat-templates/llamacpp-minja-goldens/templates/\(name).jinja")
         return try ChatTemplate.load(templateFile: url.path)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBTestSupport
 
 @testable import QBJinja
 @testable import QBText
@@ -159,7 +160,7 @@ final class JinjaOracleTests: XCTestCase {
     }()
 
     static func fixtureTemplates(_ folder: String) throws -> [(name: String, source: String)] {
-        let dir = try JinjaFixtures.url(folder)
+        let dir = try Fixtures.url(folder)
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".jinja") }.sorted()
         return try names.map { (String($0.dropLast(6)), try String(contentsOf: dir.appendingPathComponent($0), encoding: .utf8)) }
     }
@@ -345,18 +346,5 @@ final class JinjaOracleTests: XCTestCase {
         var c = DateComponents()
         (c.year, c.month, c.day) = (parts[0], parts[1], parts[2])
         return Calendar(identifier: .gregorian).date(from: c) ?? Date(timeIntervalSince1970: 0)
-    }
-}
-
-/// A deterministic random source (splitmix64), so random tests are repeatable.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

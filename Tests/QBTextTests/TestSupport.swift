@@ -1,22 +1,16 @@
 import Foundation
 import XCTest
+import QBTestSupport
 
 @testable import QBText
 
 /// Paths to third-party fixtures and the Python oracle.
 enum TestSupport {
     /// The repository root (this file is Tests/QBTextTests/TestSupport.swift).
-    static let repoRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repoRoot = Fixtures.repository
 
     /// A fixture under ../shared/fixtures, or an XCTSkip naming what is missing.
-    static func fixture(_ relative: String) throws -> URL {
-        let url = repoRoot.appendingPathComponent("../shared/fixtures").appendingPathComponent(relative).standardizedFileURL
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            throw XCTSkip("fixture \(relative) not found at \(url.path)")
-        }
-        return url
-    }
+    static func fixture(_ relative: String) throws -> URL { try Fixtures.url(relative) }
 
     static let oracles = repoRoot.appendingPathComponent("Tests/QBTextTests/oracles")
 
@@ -31,7 +25,7 @@ enum TestSupport {
 
     /// Whether a missing oracle (python3 or its package) fails the test instead of skipping
     /// it: CI sets QB_REQUIRE_ORACLES=1 so a broken environment cannot pass silently.
-    static var oraclesRequired: Bool { ProcessInfo.processInfo.environment["QB_REQUIRE_ORACLES"] == "1" }
+    static var oraclesRequired: Bool { Oracle.required }
 
     /// The error a test fails with when an oracle is required but unavailable.
     struct OracleUnavailable: Error, CustomStringConvertible {

@@ -24,23 +24,4 @@ public enum ChatPromptRenderer {
     public static func conversation(system: String?, _ messages: [SuiteMessage]) -> [SuiteMessage] {
         (system.map { [SuiteMessage(role: .system, content: $0)] } ?? []) + messages
     }
-
-    // MARK: - The first rendering, kept to define what older results recorded
-
-    /// `settings.chat_format` of results made before chat cases used the model's
-    /// `ChatPromptFormat`: every model, template or not, got `render(_:)`'s text.
-    public static let format = "fallback-plain-v1"
-
-    /// The `fallback-plain-v1` text: one `Role: content` line per message (no space after
-    /// the colon when the content starts with whitespace), then `Assistant:`. No longer
-    /// used to run anything; it documents what `fallback-plain-v1` results measured.
-    public static func render(_ messages: [SuiteMessage]) -> String {
-        var out = ""
-        for m in messages {
-            let role = m.role.rawValue.prefix(1).uppercased() + m.role.rawValue.dropFirst()
-            let separator = m.content.first?.isWhitespace == true ? "" : " "
-            out += "\(role):\(separator)\(m.content)\n"
-        }
-        return out + "Assistant:"
-    }
 }

@@ -75,8 +75,8 @@ public struct RunSettings: Codable, Sendable, Equatable {
     /// The seed of random throughput prompts (each case's sampling seed is in the case).
     public var seed: UInt64
     /// How chat messages were turned into a prompt: `chat-template` or
-    /// `plain-continuation` (`ChatPromptFormat.name`); older results say `fallback-plain-v1`
-    /// (`ChatPromptRenderer.format`).
+    /// `plain-continuation` (`ChatPromptFormat.name`); results made before chat cases used the model's template say `fallback-plain-v1`
+    /// (one `Role: content` line per message, then `Assistant:`).
     public var chatFormat: String
     /// The KV cache precision (`--kv-type`: f32, f16, q8_0).
     public var kvType: String

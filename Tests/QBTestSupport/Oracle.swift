@@ -4,13 +4,14 @@ import XCTest
 /// Runs reference implementations we did not write (Python packages) and reads back
 /// what they computed. A missing interpreter or package skips the test with the reason,
 /// unless QB_REQUIRE_ORACLES=1 (CI), where it fails instead.
-enum Oracle {
-    static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("oracles")
+public enum Oracle {
+    /// The oracle scripts of the model tests (Tests/QBOracleTests/oracles).
+    public static let scripts = Fixtures.repository.appendingPathComponent("Tests/QBOracleTests/oracles")
 
-    static var required: Bool { ProcessInfo.processInfo.environment["QB_REQUIRE_ORACLES"] == "1" }
+    public static var required: Bool { ProcessInfo.processInfo.environment["QB_REQUIRE_ORACLES"] == "1" }
 
     /// Skips (or fails in CI) unless python3 can import every module named.
-    static func require(modules: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+    public static func require(modules: [String], file: StaticString = #filePath, line: UInt = #line) throws {
         let probe = try? run(["-c", "import " + modules.joined(separator: ", ")])
         if probe?.status == 0 { return }
         let why = "python3 with \(modules.joined(separator: ", ")) is not available: \(probe?.stderr.suffix(300) ?? "no python3")"
@@ -18,10 +19,10 @@ enum Oracle {
         throw XCTSkip(why)
     }
 
-    struct Result { let status: Int32; let stdout: String; let stderr: String }
+    public struct Result: Sendable { public let status: Int32; public let stdout: String; public let stderr: String }
 
     @discardableResult
-    static func run(_ arguments: [String]) throws -> Result {
+    public static func run(_ arguments: [String]) throws -> Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["python3"] + arguments
@@ -37,7 +38,7 @@ enum Oracle {
     }
 
     /// Runs oracles/NAME with arguments; fails with its stderr if it exits non-zero.
-    static func script(_ name: String, _ arguments: [String]) throws -> String {
+    public static func script(_ name: String, _ arguments: [String]) throws -> String {
         let r = try run([scripts.appendingPathComponent(name).path] + arguments)
         guard r.status == 0 else {
             throw NSError(domain: "Oracle", code: Int(r.status), userInfo: [NSLocalizedDescriptionKey: "\(name) failed: \(r.stderr.suffix(2000))"])
@@ -45,20 +46,16 @@ enum Oracle {
         return r.stdout
     }
 
-    static func readFloats(_ path: String) throws -> [Float] {
+    public static func readFloats(_ path: String) throws -> [Float] {
         let d = try Data(contentsOf: URL(fileURLWithPath: path))
         return d.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 
-    static func temporaryDirectory(_ name: String) throws -> URL {
-        let u = FileManager.default.temporaryDirectory.appendingPathComponent("qb-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: u, withIntermediateDirectories: true)
-        return u
-    }
+    public static func temporaryDirectory(_ name: String) throws -> URL { try Fixtures.temporaryDirectory(name) }
 }
 
 /// ‖a − b‖₂ / ‖b‖₂
-func relativeL2(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
+public func relativeL2(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
     var num = 0.0, den = 0.0
     for (x, y) in zip(a, b) { num += Double(x - y) * Double(x - y); den += Double(y) * Double(y) }
     return (num / max(den, 1e-30)).squareRoot()

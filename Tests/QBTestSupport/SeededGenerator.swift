@@ -3,25 +3,25 @@ import Foundation
 /// SplitMix64 for the tests' random inputs. Each test draws from a fresh seed (or from
 /// `QB_TEST_SEED` when set) and prints it on first use, so a failure seen once can be
 /// replayed exactly.
-struct SeededGenerator: RandomNumberGenerator {
-    let seed: UInt64
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    public let seed: UInt64
     private var state: UInt64
 
-    init(seed: UInt64) {
+    public init(seed: UInt64) {
         self.seed = seed
         state = seed
     }
 
     /// A generator for test `name`: seeded from `QB_TEST_SEED` if set, else at random; the
     /// seed is printed with the command line that replays it.
-    init(for name: String) {
+    public init(for name: String) {
         let env = ProcessInfo.processInfo.environment["QB_TEST_SEED"].flatMap { UInt64($0) }
         var system = SystemRandomNumberGenerator()
         self.init(seed: env ?? system.next())
-        print("\(name) random seed \(seed) (replay: QB_TEST_SEED=\(seed) swift test --filter QBKernelsTests)")
+        print("\(name) random seed \(seed) (replay: QB_TEST_SEED=\(seed) swift test --filter '\(name)')")
     }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
