@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBTestSupport
 
 @testable import QBJinja
 @testable import QBText
@@ -211,7 +212,7 @@ final class JinjaSandboxTests: XCTestCase {
     func testRealTemplatesUseLittleOfTheLimits() throws {
         var files: [URL] = []
         for folder in ["chat-templates/hf-templates", "chat-templates/llamacpp-minja-goldens/templates"] {
-            let dir = try JinjaFixtures.url(folder)
+            let dir = try Fixtures.url(folder)
             files += try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".jinja") }.sorted()
                 .map { dir.appendingPathComponent($0) }
         }
