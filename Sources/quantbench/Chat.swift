@@ -40,7 +40,12 @@ struct Chat: AsyncParsableCommand {
     var smoke: String?
 
     func validate() throws {
-        guard maxTokens >= 1 else { throw ValidationError("--max-tokens must be at least 1") }
+        guard (1...Generate.maximumTokens).contains(maxTokens) else {
+            throw ValidationError("--max-tokens must be between 1 and \(Generate.maximumTokens)")
+        }
+        if let ctx, !(1...Generate.maximumTokens).contains(ctx) {
+            throw ValidationError("--ctx must be between 1 and \(Generate.maximumTokens)")
+        }
     }
 
     func run() async throws {

@@ -53,8 +53,10 @@ struct Eval: ParsableCommand {
     @OptionGroup var history: DatabaseOptions
 
     func validate() throws {
-        if let c = ctx, c < 2 { throw ValidationError("--ctx must be at least 2") }
-        if let m = maxTokens, m < 2 { throw ValidationError("--max-tokens must be at least 2") }
+        if let c = ctx, !(2...Generate.maximumTokens).contains(c) { throw ValidationError("--ctx must be between 2 and \(Generate.maximumTokens)") }
+        if let m = maxTokens, !(2...Generate.maximumTokens).contains(m) {
+            throw ValidationError("--max-tokens must be between 2 and \(Generate.maximumTokens)")
+        }
         _ = try ThreadCount.resolve(threads)
         guard (1...1000).contains(repetitions) else { throw ValidationError("--repetitions must be between 1 and 1000") }
         if separator == "" { throw ValidationError("--separator cannot be empty") }

@@ -26,8 +26,16 @@ struct Generate: ParsableCommand {
     @Flag(help: "Print one JSON object (text, token ids, finish reason, timings, parameters) instead of streaming text.")
     var json = false
 
+    /// Token counts (`--max-tokens`, `--ctx`) beyond this are typos, not contexts: 16 M.
+    static let maximumTokens = 1 << 24
+
     func run() throws {
-        guard maxTokens >= 0 else { throw ValidationError("--max-tokens must not be negative") }
+        guard (0...Self.maximumTokens).contains(maxTokens) else {
+            throw ValidationError("--max-tokens must be between 0 and \(Self.maximumTokens)")
+        }
+        if let ctx, !(1...Self.maximumTokens).contains(ctx) {
+            throw ValidationError("--ctx must be between 1 and \(Self.maximumTokens)")
+        }
         let samplingParameters = try sampling.parameters()
         let parameters = GenerationParameters(maxTokens: maxTokens, stop: stop, sampling: samplingParameters)
         let pool = try options.makePool()

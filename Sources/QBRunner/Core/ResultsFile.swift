@@ -37,6 +37,12 @@ public enum ResultsFile {
 
     /// Decodes a results file, checking the schema name and version first.
     public static func decode(_ data: Data, path: String) throws -> BenchResult {
+        // JSONDecoder (and the YAML parser that locates errors) recurse once per level.
+        do {
+            try NestingDepth.checkJSON(data)
+        } catch {
+            throw LocatedError(path: path, line: error.line, "not valid JSON: nesting deeper than \(error.limit) levels")
+        }
         struct Header: Decodable {
             let schema: String?
             let schemaVersion: Int?
