@@ -21,7 +21,7 @@ struct Chat: AsyncParsableCommand {
     @Option(help: "System prompt (also settable in the chat with /system TEXT).")
     var system: String?
 
-    @Option(name: .customLong("max-tokens"), help: "Most tokens per reply.")
+    @Option(name: [.customShort("n"), .customLong("max-tokens")], help: "Most tokens per reply (llama.cpp's -n).")
     var maxTokens: Int = 256
 
     @Option(help: "KV cache size in positions (default: the model's context, at most \(ChatSetupOptions.defaultContextCap)).")
