@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import QBModel
 import QBRunner
+import QBSupport
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -104,6 +105,9 @@ struct Bench: AsyncParsableCommand {
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals()
         let display = ProgressDisplay.automatic()
+        // Converting and repacking a large model show a bar (or lines) too.
+        LongWork.observe { display.show($0) }
+        defer { LongWork.observe(nil) }
         var results: [BenchResult] = []
         var urls: [URL] = []
         for (i, combo) in combos.enumerated() {
@@ -111,9 +115,15 @@ struct Bench: AsyncParsableCommand {
                 let what = [combo.model ?? "default model", combo.quant, "kv \(combo.kv.rawValue)", "\(combo.threads) threads"]
                 display.line("[\(i + 1)/\(combos.count)] " + what.compactMap { $0 }.joined(separator: ", "))
             }
-            let loaded = try LoadedModel.open(
-                modelPath: combo.model, tokenizerPath: options.tokenizer, quant: combo.quant, threads: combo.threads,
-                kvType: combo.kv)
+            let loaded: LoadedModel
+            do {
+                loaded = try LoadedModel.open(
+                    modelPath: combo.model, tokenizerPath: options.tokenizer, quant: combo.quant, threads: combo.threads,
+                    kvType: combo.kv)
+            } catch is WorkInterrupted {
+                FileHandle.standardError.write(Data("\(BenchInterrupted())\n".utf8))
+                throw ExitCode(130)
+            }
             if interrupt.isSet {
                 FileHandle.standardError.write(Data("\(BenchInterrupted())\n".utf8))
                 throw ExitCode(130)

@@ -3,6 +3,7 @@ import Foundation
 import QBKernels
 import QBModel
 import QBRunner
+import QBSupport
 
 struct Eval: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -73,6 +74,10 @@ struct Eval: ParsableCommand {
         let tok = try ModelPipeline.tokenizer(for: base, path: tokenizer)
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals()
+        // Converting each setting shows a bar (or lines) when the model is large.
+        let display = ProgressDisplay.automatic()
+        LongWork.observe { display.show($0) }
+        defer { LongWork.observe(nil) }
         var evaluation = QuantEvaluation(quants: names, context: ctx, separator: separator, maxTokens: maxTokens)
         evaluation.repetitions = repetitions
         evaluation.kvType = kvType
@@ -83,6 +88,9 @@ struct Eval: ParsableCommand {
             run = try evaluation.run(model: base, tokenizer: tok, textPath: text, pool: pool, modelHash: FileHash.model(path: path).hash)
         } catch let e as BenchInterrupted {
             FileHandle.standardError.write(Data("\(e)\n".utf8))
+            throw ExitCode(130)
+        } catch is WorkInterrupted {
+            FileHandle.standardError.write(Data("\(BenchInterrupted())\n".utf8))
             throw ExitCode(130)
         }
         withExtendedLifetime(signals) {}

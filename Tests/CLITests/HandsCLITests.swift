@@ -154,4 +154,56 @@ final class HandsCLITests: XCTestCase {
         XCTAssertEqual(doc["generated_tokens"] as? Int, 4)
         XCTAssertEqual(doc["threads"] as? Int, 1)
     }
+
+    // MARK: - progress and interruption
+
+    /// SIGINT or SIGTERM at seeded random moments of `make-model` (a 0.5B preset to GGUF
+    /// and to a Hugging Face folder): exit status 130 and nothing left in the folder, no
+    /// partial file, no hidden temporary folder.
+    func testInterruptedMakeModelLeavesNothingAndExits130() throws {
+        var rng = SeededGenerator(for: "HandsCLITests.testInterruptedMakeModelLeavesNothingAndExits130")
+        let plans: [(format: String, out: String, signal: Int32)] = [
+            ("gguf", "m.gguf", SIGINT), ("gguf", "m.gguf", SIGTERM), ("safetensors", "hf", SIGINT),
+        ]
+        for plan in plans {
+            let work = dir.appendingPathComponent("run-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            let delay = Double.random(in: 0.3...12, using: &rng)
+            print("signal \(plan.signal) after \(String(format: "%.2f", delay)) s of make-model --format \(plan.format)")
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = ["make-model", "--preset", "qwen2.5-0.5b", "--format", plan.format, "--dtype", plan.format == "gguf" ? "q4_0" : "f16",
+                           "--out", work.appendingPathComponent(plan.out).path]
+            p.currentDirectoryURL = work
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let box = DataBox(), group = DispatchGroup()
+            DispatchQueue.global().async(group: group) { box.data = err.fileHandleForReading.readDataToEndOfFile() }
+            Thread.sleep(forTimeInterval: delay)
+            let finishedFirst = !p.isRunning
+            kill(p.processIdentifier, plan.signal)
+            p.waitUntilExit()
+            group.wait()
+            let stderr = String(decoding: box.data, as: UTF8.self)
+            if finishedFirst { continue }  // too late to interrupt; nothing to check
+            XCTAssertEqual(p.terminationReason, .exit, stderr)
+            XCTAssertEqual(p.terminationStatus, 130, stderr)
+            let left = try FileManager.default.contentsOfDirectory(atPath: work.path)
+            XCTAssertEqual(left, [], "left behind after \(delay) s: \(left)\n\(stderr)")
+            XCTAssertTrue(stderr.contains("interrupted"), stderr)
+        }
+    }
+
+    /// Not on a terminal, long work prints plain progress lines with its size.
+    func testMakeModelPrintsProgressLines() throws {
+        let r = try quantbench(["make-model", "--preset", "qwen2.5-0.5b", "--format", "gguf", "--dtype", "q4_0",
+                                "--out", dir.appendingPathComponent("p.gguf").path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("writing model.safetensors ("), r.stderr)
+        XCTAssertTrue(r.stderr.contains("writing p.gguf ("), r.stderr)
+        XCTAssertTrue(r.stderr.contains("%), "), "a periodic line with a share done: \(r.stderr)")
+        XCTAssertFalse(r.stderr.contains(".tmp-"), r.stderr)
+    }
 }

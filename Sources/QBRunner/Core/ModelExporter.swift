@@ -10,14 +10,17 @@ import QBText
 public enum ModelExporter {
     public static func export(_ model: any LanguageModel, tokenizer: (any Tokenizer)?, spec: QuantSpec, to url: URL, pool: ThreadPool) throws {
         if spec.isMLX {
-            try MLXExport.write(model, spec: spec, to: url, pool: pool)
-            if let dir = model.source.directory {
-                for name in ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json"] {
-                    let src = URL(fileURLWithPath: dir).appendingPathComponent(name)
-                    let dst = url.appendingPathComponent(name)
-                    guard FileManager.default.fileExists(atPath: src.path) else { continue }
-                    try? FileManager.default.removeItem(at: dst)
-                    try FileManager.default.copyItem(at: src, to: dst)
+            // A new folder appears whole or not at all (FolderWriter).
+            try FolderWriter.write(to: url) { dir in
+                try MLXExport.write(model, spec: spec, to: dir, pool: pool)
+                if let source = model.source.directory {
+                    for name in ["tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json"] {
+                        let src = URL(fileURLWithPath: source).appendingPathComponent(name)
+                        let dst = dir.appendingPathComponent(name)
+                        guard FileManager.default.fileExists(atPath: src.path) else { continue }
+                        try? FileManager.default.removeItem(at: dst)
+                        try FileManager.default.copyItem(at: src, to: dst)
+                    }
                 }
             }
             return
