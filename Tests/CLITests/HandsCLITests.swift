@@ -6,8 +6,10 @@ import QBTestSupport
 /// progress and interruption.
 final class DataBox: @unchecked Sendable { var data = Data() }
 
-final class HandsCLITests: XCTestCase {
-    var binary: URL {
+/// The built `quantbench` run as a user runs it (shared by the tests of this file and
+/// SelfContainedOutputTests).
+enum QuantbenchCLI {
+    static var binary: URL {
         var dir = Bundle.main.bundleURL
         for _ in 0..<3 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("quantbench").path) {
             dir = dir.deletingLastPathComponent()
@@ -17,7 +19,7 @@ final class HandsCLITests: XCTestCase {
 
     struct Run { let status: Int32; let reason: Process.TerminationReason; let stdout: String; let stderr: String }
 
-    func run(
+    static func run(
         _ executable: URL, _ args: [String], cwd: URL? = nil, environment: [String: String] = [:]
     ) throws -> Run {
         let p = Process()
@@ -42,8 +44,22 @@ final class HandsCLITests: XCTestCase {
                    stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
     }
 
-    func quantbench(_ args: [String], cwd: URL? = nil, environment: [String: String] = [:]) throws -> Run {
+    static func quantbench(_ args: [String], cwd: URL? = nil, environment: [String: String] = [:]) throws -> Run {
         try run(binary, args, cwd: cwd, environment: environment)
+    }
+
+}
+
+final class HandsCLITests: XCTestCase {
+    var binary: URL { QuantbenchCLI.binary }
+    typealias Run = QuantbenchCLI.Run
+
+    func run(_ executable: URL, _ args: [String], cwd: URL? = nil, environment: [String: String] = [:]) throws -> Run {
+        try QuantbenchCLI.run(executable, args, cwd: cwd, environment: environment)
+    }
+
+    func quantbench(_ args: [String], cwd: URL? = nil, environment: [String: String] = [:]) throws -> Run {
+        try QuantbenchCLI.run(binary, args, cwd: cwd, environment: environment)
     }
 
     var dir: URL!
