@@ -15,7 +15,7 @@ struct Eval: ParsableCommand {
             results/eval-<model>-<time>.json, .md and .svg (speed against quality) unless --out names the JSON.
             """)
 
-    @Option(help: "Model (default: the built-in tiny synthetic model, whose random weights make quality figures meaningless).")
+    @Option(name: [.customShort("m"), .customLong("model")], help: "Model (default: the built-in tiny synthetic model, whose random weights make quality figures meaningless).")
     var model: String?
 
     @Option(help: "Tokenizer for models that carry none.")
@@ -39,7 +39,7 @@ struct Eval: ParsableCommand {
     @Option(help: "Measured repetitions of the speed tests.")
     var repetitions: Int = 3
 
-    @Option(help: "Worker threads (default: every core).")
+    @Option(name: [.customShort("t"), .customLong("threads")], help: "Worker threads (default: every core).")
     var threads: Int?
 
     @Option(name: .customLong("kv-type"), help: "KV cache precision: f32, f16 (default, as every command), q8_0.")
