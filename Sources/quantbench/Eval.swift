@@ -22,7 +22,13 @@ struct Eval: ParsableCommand {
     var tokenizer: String?
 
     @Option(help: "Comma-separated settings, e.g. f32,q8_0,q4_0,mlx-q4-g64 (any of: \(QuantSpec.all.joined(separator: ", "))).")
-    var quants: String
+    var quants: String = ""
+
+    @Option(help: "Model files to compare as they are, comma-separated: GGUF files, MLX or Hugging Face folders quantized by any tool (they must share the vocabulary and tokenize the text alike).")
+    var models: String?
+
+    @Option(help: "The file every other one is compared with (KL, Δp, same top, perplexity ratio); default: the entry with the most bits per weight. Also the base model of --quants when --model is not given.")
+    var reference: String?
 
     @Option(help: "UTF-8 text to score.")
     var text: String
@@ -66,7 +72,11 @@ struct Eval: ParsableCommand {
         for n in names where (try? QuantSpec(n)) == nil {
             throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
         }
-        let path = try model ?? DefaultModel.path()
+        let files = (models ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if names.isEmpty && files.isEmpty && reference == nil {
+            throw ValidationError("name settings (--quants f32,q8_0,...) or files (--models a.gguf,b/)")
+        }
+        let path = try model ?? reference ?? (names.isEmpty ? files.first : nil) ?? DefaultModel.path()
         let pool = ThreadPool(threads: try ThreadCount.resolve(threads))
         // Each setting is converted from the model as opened, through the same pipeline steps
         // as every other command.
@@ -79,6 +89,8 @@ struct Eval: ParsableCommand {
         LongWork.observe { display.show($0) }
         defer { LongWork.observe(nil) }
         var evaluation = QuantEvaluation(quants: names, context: ctx, separator: separator, maxTokens: maxTokens)
+        evaluation.files = files
+        evaluation.referenceFile = reference
         evaluation.repetitions = repetitions
         evaluation.kvType = kvType
         evaluation.interrupt = interrupt

@@ -222,4 +222,48 @@ final class HandsCLITests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("%), "), "a periodic line with a share done: \(r.stderr)")
         XCTAssertFalse(r.stderr.contains(".tmp-"), r.stderr)
     }
+
+    // MARK: - eval compares files
+
+    /// `eval --models a.gguf,b/ --reference ref.gguf`: files quantized elsewhere in one
+    /// table against one reference, with llama-perplexity's KL statistics.
+    func testEvalComparesFilesAgainstAReference() throws {
+        let hf = dir.appendingPathComponent("hf"), ref = dir.appendingPathComponent("ref.gguf")
+        let q8 = dir.appendingPathComponent("q8.gguf"), mlx = dir.appendingPathComponent("mlx4")
+        XCTAssertEqual(try quantbench(["make-model", "--preset", "tiny", "--seed", "9", "--out", hf.path]).status, 0)
+        for (q, out) in [("f32", ref), ("q8_0", q8), ("mlx-q4-g64", mlx)] {
+            let r = try quantbench(["quantize", "-m", hf.path, "--quant", q, "--out", out.path])
+            XCTAssertEqual(r.status, 0, r.stderr)
+        }
+        let text = dir.appendingPathComponent("text.txt")
+        try String(repeating: "Once upon a time there was a little robot who liked to count numbers 1 2 3. ", count: 30)
+            .write(to: text, atomically: true, encoding: .utf8)
+        let json = dir.appendingPathComponent("eval.json")
+        let r = try quantbench(["eval", "--models", "\(q8.path),\(mlx.path)", "--reference", ref.path, "--text", text.path,
+                                "--ctx", "64", "--repetitions", "1", "--no-db", "--out", json.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("| setting | PPL ratio | mean KL | median KL |"), r.stdout)
+        let doc = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        XCTAssertEqual(doc["reference"] as? String, "ref.gguf")
+        let settings = try XCTUnwrap(doc["settings"] as? [[String: Any]])
+        XCTAssertEqual(settings.map { $0["name"] as? String }, ["ref.gguf", "q8.gguf", "mlx4"])
+        for s in settings.dropFirst() {
+            let v = try XCTUnwrap(s["vs_reference"] as? [String: Any], "\(s)")
+            let kl = try XCTUnwrap(v["kl_divergence"] as? [String: Any])
+            for key in ["mean", "se", "median", "p99", "p99.9", "max"] { XCTAssertNotNil(kl[key] as? Double, key) }
+            for key in ["rms_delta_p", "rms_delta_p_se", "same_top_p", "same_top_p_se", "ppl_ratio", "ppl_ratio_se"] {
+                XCTAssertNotNil(v[key] as? Double, key)
+            }
+            XCTAssertGreaterThan(kl["mean"] as? Double ?? 0, 0)
+            XCTAssertNotNil(s["source"] as? String)
+        }
+        let svg = try String(contentsOf: dir.appendingPathComponent("eval.svg"), encoding: .utf8)
+        XCTAssertTrue(svg.contains("bits per weight"), "the chart's x axis")
+        // A file with another vocabulary (stories260K's 512 ids) is refused, naming it.
+        guard let other = try? Fixtures.path("stories260k/stories260K.bin") else { return }
+        let bad = try quantbench(["eval", "--models", other, "--reference", ref.path, "--text", text.path, "--no-db",
+                                  "--out", dir.appendingPathComponent("bad.json").path])
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.stderr.contains(other), bad.stderr)
+    }
 }
