@@ -37,6 +37,10 @@ public enum AtomicWriter {
         // importable into Swift.
         var fd = open(dir, 0o20000000 | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o644)
         var named = false
+        // The hidden name exists from here (fallback) or from the link below until the
+        // rename: registered, so an interrupted command removes it.
+        let token = LongWork.registerTemporary(tmpName)
+        defer { LongWork.unregisterTemporary(token) }
         if fd < 0 {
             fd = open(tmpName, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
             named = true
@@ -88,6 +92,8 @@ public enum AtomicWriter {
         let target = url.path
         let tmp = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let token = LongWork.registerTemporary(tmp.path)
+        defer { LongWork.unregisterTemporary(token) }
         do {
             try body(tmp)
             let fd = open(tmp.path, O_RDONLY | O_CLOEXEC)

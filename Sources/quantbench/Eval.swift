@@ -3,6 +3,7 @@ import Foundation
 import QBKernels
 import QBModel
 import QBRunner
+import QBSupport
 
 struct Eval: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,14 +15,20 @@ struct Eval: ParsableCommand {
             results/eval-<model>-<time>.json, .md and .svg (speed against quality) unless --out names the JSON.
             """)
 
-    @Option(help: "Model (default: the built-in tiny synthetic model, whose random weights make quality figures meaningless).")
+    @Option(name: [.customShort("m"), .customLong("model")], help: "Model (default: the built-in tiny synthetic model, whose random weights make quality figures meaningless).")
     var model: String?
 
     @Option(help: "Tokenizer for models that carry none.")
     var tokenizer: String?
 
     @Option(help: "Comma-separated settings, e.g. f32,q8_0,q4_0,mlx-q4-g64 (any of: \(QuantSpec.all.joined(separator: ", "))).")
-    var quants: String
+    var quants: String = ""
+
+    @Option(help: "Model files to compare as they are, comma-separated: GGUF files, MLX or Hugging Face folders quantized by any tool (they must share the vocabulary and tokenize the text alike).")
+    var models: String?
+
+    @Option(help: "The file every other one is compared with (KL, Δp, same top, perplexity ratio); default: the entry with the most bits per weight. Also the base model of --quants when --model is not given.")
+    var reference: String?
 
     @Option(help: "UTF-8 text to score.")
     var text: String
@@ -38,7 +45,7 @@ struct Eval: ParsableCommand {
     @Option(help: "Measured repetitions of the speed tests.")
     var repetitions: Int = 3
 
-    @Option(help: "Worker threads (default: every core).")
+    @Option(name: [.customShort("t"), .customLong("threads")], help: "Worker threads (default: every core).")
     var threads: Int?
 
     @Option(name: .customLong("kv-type"), help: "KV cache precision: f32, f16 (default, as every command), q8_0.")
@@ -67,7 +74,11 @@ struct Eval: ParsableCommand {
         for n in names where (try? QuantSpec(n)) == nil {
             throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
         }
-        let path = try model ?? DefaultModel.path()
+        let files = (models ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if names.isEmpty && files.isEmpty && reference == nil {
+            throw ValidationError("name settings (--quants f32,q8_0,...) or files (--models a.gguf,b/)")
+        }
+        let path = try model ?? reference ?? (names.isEmpty ? files.first : nil) ?? DefaultModel.path()
         let pool = ThreadPool(threads: try ThreadCount.resolve(threads))
         // Each setting is converted from the model as opened, through the same pipeline steps
         // as every other command.
@@ -75,7 +86,13 @@ struct Eval: ParsableCommand {
         let tok = try ModelPipeline.tokenizer(for: base, path: tokenizer)
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals()
+        // Converting each setting shows a bar (or lines) when the model is large.
+        let display = ProgressDisplay.automatic()
+        LongWork.observe { display.show($0) }
+        defer { LongWork.observe(nil) }
         var evaluation = QuantEvaluation(quants: names, context: ctx, separator: separator, maxTokens: maxTokens)
+        evaluation.files = files
+        evaluation.referenceFile = reference
         evaluation.repetitions = repetitions
         evaluation.kvType = kvType
         evaluation.interrupt = interrupt
@@ -85,6 +102,9 @@ struct Eval: ParsableCommand {
             run = try evaluation.run(model: base, tokenizer: tok, textPath: text, pool: pool, modelHash: FileHash.model(path: path).hash)
         } catch let e as BenchInterrupted {
             FileHandle.standardError.write(Data("\(e)\n".utf8))
+            throw ExitCode(130)
+        } catch is WorkInterrupted {
+            FileHandle.standardError.write(Data("\(BenchInterrupted())\n".utf8))
             throw ExitCode(130)
         }
         withExtendedLifetime(signals) {}

@@ -11,10 +11,10 @@ struct Generate: ParsableCommand {
     @OptionGroup var options: ModelOptions
     @OptionGroup var sampling: SamplingOptions
 
-    @Option(help: "The prompt text.")
+    @Option(name: [.customShort("p"), .customLong("prompt")], help: "The prompt text.")
     var prompt: String = ""
 
-    @Option(name: .customLong("max-tokens"), help: "Most tokens to generate.")
+    @Option(name: [.customShort("n"), .customLong("max-tokens")], help: "Most tokens to generate (llama.cpp's -n).")
     var maxTokens: Int = 128
 
     @Option(help: "KV cache size in positions (default: prompt plus max tokens, up to the model's context).")
@@ -102,6 +102,14 @@ struct GenerateReport: Encodable {
         let totalSeconds: Double
         let decodeTokensPerSecond: Double
         let tokenTimestampsSeconds: [Double]
+
+        /// The names bench's results use for the same figures (`prefill_s`, `ttft_s`,
+        /// `decode_s`, `decode_tokens_per_s`, `token_timestamps_s`), so one script reads both.
+        enum CodingKeys: String, CodingKey {
+            case prefillSeconds = "prefill_s", timeToFirstTokenSeconds = "ttft_s", decodeSeconds = "decode_s"
+            case totalSeconds = "total_s", decodeTokensPerSecond = "decode_tokens_per_s"
+            case tokenTimestampsSeconds = "token_timestamps_s"
+        }
 
         init(_ s: GenerationSummary) {
             prefillSeconds = s.prefillSeconds

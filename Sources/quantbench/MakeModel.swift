@@ -3,6 +3,7 @@ import Foundation
 import QBKernels
 import QBModel
 import QBRunner
+import QBSupport
 
 struct MakeModel: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,6 +32,18 @@ struct MakeModel: ParsableCommand {
         guard let p = SyntheticModel.Preset(rawValue: preset) else {
             throw ValidationError("unknown preset \(preset); choose one of \(SyntheticModel.Preset.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        // Progress on standard error; Ctrl-C or SIGTERM removes what was written, exit 130.
+        let signals = WorkSignalHandlers(display: ProgressDisplay.automatic())
+        defer { withExtendedLifetime(signals) {} }
+        do {
+            try make(p)
+        } catch is WorkInterrupted {
+            WorkSignalHandlers.exitNow()
+        }
+        print("wrote \(p.rawValue) (seed \(seed), \(dtype), \(format)) to \(out)")
+    }
+
+    func make(_ p: SyntheticModel.Preset) throws {
         switch format {
         case "safetensors":
             guard let d = DType(rawValue: dtype.uppercased()) else {
@@ -46,6 +59,5 @@ struct MakeModel: ParsableCommand {
         default:
             throw ValidationError("unknown format \(format); choose safetensors or gguf")
         }
-        print("wrote \(p.rawValue) (seed \(seed), \(dtype), \(format)) to \(out)")
     }
 }

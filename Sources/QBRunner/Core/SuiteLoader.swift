@@ -49,6 +49,39 @@ public enum SuiteLoader {
                 + (names.isEmpty ? "" : "; suites: \(names.joined(separator: ", "))"))
     }
 
+    /// The suite `nameOrPath` names: a file, else `Prompts/<name>.yaml` found on disk (as
+    /// `locate` searches), else the copy compiled into the binary (`EmbeddedPrompts`), so a
+    /// copied binary runs its suites from any folder.
+    public static func resolve(_ nameOrPath: String) throws -> Suite {
+        let path: String
+        do {
+            path = try locate(nameOrPath)
+        } catch let error as LocatedError {
+            guard let (file, text) = embedded(nameOrPath) else {
+                let builtIn = embeddedSuiteNames()
+                guard !builtIn.isEmpty, error.message.hasPrefix("no suite named") else { throw error }
+                throw LocatedError(path: error.path, "no suite named '\(nameOrPath)'; suites: \(builtIn.joined(separator: ", "))")
+            }
+            let name = String(file.dropLast(5))
+            return try parse(text, path: "Prompts/\(file)", defaultName: name, hash: XXH64.hex(Data(text.utf8)))
+        }
+        return try load(path: path)
+    }
+
+    /// The built-in suite `nameOrPath` names (`smoke`, `smoke.yaml` or `Prompts/smoke.yaml`).
+    static func embedded(_ nameOrPath: String) -> (file: String, text: String)? {
+        var name = nameOrPath
+        if name.hasPrefix("Prompts/") { name.removeFirst("Prompts/".count) }
+        guard !name.contains("/") else { return nil }
+        let file = name.hasSuffix(".yaml") ? name : name + ".yaml"
+        return EmbeddedPrompts.files[file].map { (file, $0) }
+    }
+
+    /// The names of the built-in suites.
+    public static func embeddedSuiteNames() -> [String] {
+        EmbeddedPrompts.files.keys.filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
+    }
+
     /// Prompts/ folders to search: from the working directory up, then from the
     /// executable's folder up (so `.build/release/quantbench` finds the checkout's suites).
     static func promptDirectories() -> [URL] {
