@@ -244,6 +244,21 @@ cases:
       reuses_prompt: true
 
 """#,
+        "ci.yaml": #"""
+# ab's and CI's default suite: llama-bench-style throughput tests run on the model
+# directly, meant for the built-in ci-125m model at q4_0 (`--model builtin:ci-125m`), where
+# the kernels dominate every timed operation. Short enough that a round of `quantbench ab`
+# (one process per side) takes a few seconds.
+suite: ci
+description: Prefill of 64 random ids and 16 decode steps, for paired A/B regression runs.
+cases:
+  - id: pp64
+    throughput: {test: pp, tokens: 64}
+
+  - id: tg16
+    throughput: {test: tg, tokens: 16}
+
+"""#,
         "long-prompt.yaml": #"""
 # Prompts of exactly 128, 512 and 2048 ids (BOS included): filler text tokenized and
 # repeated, then cut, so the lengths are the same for every tokenizer. A prompt that
