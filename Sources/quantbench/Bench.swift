@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import QBRunner
+import QBSupport
 
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -78,6 +79,12 @@ struct Bench: AsyncParsableCommand {
         } else {
             suite = try SuiteLoader.load(path: SuiteLoader.locate(self.suite ?? SuiteLoader.defaultSuite))
         }
+        // Before the model loads and the suite runs: the results can be written, and they
+        // overwrite none of the inputs.
+        let inputs = [options.model, options.tokenizer, self.suite.flatMap { try? SuiteLoader.locate($0) }]
+        for path in out.map({ [$0, ResultsFile.markdownURL(for: URL(fileURLWithPath: $0)).path] }) ?? ["results/results.json"] {
+            try OutputGuard.check(output: path, kind: .file, flag: "--out", inputs: inputs)
+        }
         let loaded = try LoadedModel.open(
             modelPath: options.model, tokenizerPath: options.tokenizer, quant: options.quant,
             threads: ThreadCount.resolve(options.threads), kvType: options.kvType)
@@ -105,7 +112,7 @@ struct Bench: AsyncParsableCommand {
         withExtendedLifetime(signals) {}
 
         let url = out.map { URL(fileURLWithPath: $0) }
-            ?? URL(fileURLWithPath: "results").appendingPathComponent(ResultsFile.defaultStem(for: result) + ".json")
+            ?? ResultsFile.uniqueURL(folder: URL(fileURLWithPath: "results"), stem: ResultsFile.defaultStem(for: result))
         let markdown = BenchReport.markdown(result)
         try ResultsFile.write(result, markdown: markdown, to: url)
         history.record(result, jsonPath: url.path)

@@ -3,6 +3,7 @@ import Foundation
 import QBKernels
 import QBModel
 import QBRunner
+import QBSupport
 
 struct Eval: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -63,9 +64,15 @@ struct Eval: ParsableCommand {
     func run() throws {
         let names = quants.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         for n in names where (try? QuantSpec(n)) == nil {
-            throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
+            throw ValidationError("unknown setting '\(OutputGuard.shown(n, limit: 40))' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
         }
         let path = try model ?? DefaultModel.path()
+        // Before any work: the results can be written and overwrite none of the inputs.
+        let inputs: [String?] = [path, tokenizer, text]
+        let outURL = out.map { URL(fileURLWithPath: $0) }
+        for target in outURL.map({ [$0, ResultsFile.markdownURL(for: $0), EvalFiles.svgURL(for: $0)].map(\.path) }) ?? ["results/eval.json"] {
+            try OutputGuard.check(output: target, kind: .file, flag: "--out", inputs: inputs)
+        }
         let pool = ThreadPool(threads: try ThreadCount.resolve(threads))
         // Each setting is converted from the model as opened, through the same pipeline steps
         // as every other command.
@@ -88,7 +95,7 @@ struct Eval: ParsableCommand {
         withExtendedLifetime(signals) {}
 
         let result = run.result
-        let url = out.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "results").appendingPathComponent(EvalFiles.defaultStem(result) + ".json")
+        let url = outURL ?? ResultsFile.uniqueURL(folder: URL(fileURLWithPath: "results"), stem: EvalFiles.defaultStem(result), extensions: ["json", "md", "svg"])
         try EvalFiles.write(result, to: url)
         history.record(result, jsonPath: url.path)
         if json {

@@ -1,6 +1,7 @@
 import Foundation
 import QBKernels
 import QBModel
+import QBSupport
 import QBText
 
 /// `make-model`: a synthetic model of any preset's architecture with its own tokenizer, as a Hugging Face folder
@@ -21,10 +22,13 @@ public enum ModelMaker {
 
     public static func make(preset: SyntheticModel.Preset, seed: UInt64, dtype: DType, to directory: URL) throws {
         let config = preset.config
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let ids = try SyntheticTokenizer.write(to: directory, vocabularySize: config.vocabSize)
-        try SyntheticModel.write(
-            config: config, seed: seed, dtype: dtype, to: directory,
-            bos: Int(ids.bos), eos: ids.eos.map { Int($0) })
+        try ResultsFile.createFolder(for: directory)
+        // Built in a folder beside the target and moved into place when complete.
+        try AtomicWriter.produceFolder(at: directory) { directory in
+            let ids = try SyntheticTokenizer.write(to: directory, vocabularySize: config.vocabSize)
+            try SyntheticModel.write(
+                config: config, seed: seed, dtype: dtype, to: directory,
+                bos: Int(ids.bos), eos: ids.eos.map { Int($0) })
+        }
     }
 }
