@@ -23,12 +23,12 @@ final class NothingLostCLITests: XCTestCase {
         var text: String { String(decoding: stdout, as: UTF8.self) }
     }
 
-    /// Runs the binary (through `sh -c` with `limits`, e.g. "ulimit -v 300000", when given)
+    /// Runs the binary (through `bash -c` with `limits`, e.g. "ulimit -v 300000", when given)
     /// in `cwd`, killing it after `timeout` seconds.
     func quantbench(_ args: [String], cwd: URL? = nil, limits: String? = nil, stdin: String? = nil, timeout: Double = 120) throws -> Run {
         let p = Process()
         if let limits {
-            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.executableURL = URL(fileURLWithPath: "/bin/bash")  // ulimit -f counts KiB in bash, 512 bytes in dash
             p.arguments = ["-c", "\(limits); exec \"$0\" \"$@\"", binary.path] + args
         } else {
             p.executableURL = binary
@@ -257,6 +257,23 @@ final class NothingLostCLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.text.contains("dropped the oldest"), r.text)
         XCTAssertLessThan(r.seconds, 6, "linear in the history (under 3 s in a release build)")
+    }
+
+    // Before: loaded, then failed as "the prompt is empty".
+    func testAnEmptyVocabularyIsRefusedAtLoad() throws {
+        let m = try makeTiny()
+        let file = m.appendingPathComponent("tokenizer.json")
+        var json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+        var model = try XCTUnwrap(json["model"] as? [String: Any])
+        model["vocab"] = [String: Int]()
+        model["merges"] = [String]()
+        json["model"] = model
+        json["added_tokens"] = [Any]()
+        json["post_processor"] = NSNull()
+        try JSONSerialization.data(withJSONObject: json).write(to: file)
+        let r = try quantbench(["generate", "--model", m.path, "--prompt", "hi", "--max-tokens", "2"])
+        assertOneLineError(r, naming: "tokenizer.json")
+        XCTAssertTrue(r.stderr.contains("vocabulary is empty"), r.stderr)
     }
 
     // Before: the 100 KB value was echoed whole.
