@@ -45,8 +45,14 @@ final class NothingLostCLITests: XCTestCase {
         try? input.fileHandleForWriting.close()
         let killer = DispatchWorkItem { if p.isRunning { kill(p.processIdentifier, SIGKILL) } }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        // Both pipes drained at once: a long error must not block the child on a full pipe.
+        let errorText = ErrorBox()
+        let reader = Thread { errorText.data = err.fileHandleForReading.readDataToEndOfFile() }
+        reader.start()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
+        while !errorText.done { usleep(1000) }
+        let e = errorText.data
         killer.cancel()
         return Run(status: p.terminationStatus, reason: p.terminationReason, stdout: o,
                    stderr: String(decoding: e, as: UTF8.self), seconds: Date().timeIntervalSince(start))
@@ -296,3 +302,15 @@ final class NothingLostCLITests: XCTestCase {
     }
 }
 
+
+/// Standard error read on another thread.
+final class ErrorBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored = Data()
+    private var finished = false
+    var data: Data {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue; finished = true } }
+    }
+    var done: Bool { lock.withLock { finished } }
+}
