@@ -106,6 +106,7 @@ extension LanguageModel {
         }
         var result: [Float] = []
         if request == .all { result.reserveCapacity(tokens.count * vocab) }
+        let origin = state.cache.length
         var start = 0
         while start < tokens.count {
             let end = min(tokens.count, start + state.maxBatch)
@@ -115,11 +116,70 @@ extension LanguageModel {
             guard let out = forwardChunk(chunk, state: state, logits: want, isCancelled: isCancelled) else {
                 throw ForwardCancelled(processed: start)
             }
+            // Cheap: one pass over the logits. Only when it fails is the pass run again,
+            // tracing every layer, to name where the values first went wrong.
+            if !Self.allFinite(out) {
+                throw traceNonFinite(tokens, state: state, origin: origin)
+            }
             if request == .all || isLast { result += out }
             start = end
         }
         return result
     }
+
+    /// True when no value is NaN or infinite (x * 0 is 0 for every finite x, NaN otherwise).
+    static func allFinite(_ values: [Float]) -> Bool {
+        values.withUnsafeBufferPointer { p in
+            var acc: Float = 0
+            var i = 0
+            while i < p.count {
+                acc += p[i] * 0
+                i += 1
+            }
+            return acc == 0
+        }
+    }
+
+    /// Runs `tokens` again from cache position `origin` with the per-layer check on, finds
+    /// the first step whose output is not finite, and leaves the cache at `origin`.
+    func traceNonFinite(_ tokens: [Int32], state: InferenceState, origin: Int) -> NonFiniteLogits {
+        state.cache.truncate(to: origin)
+        state.trace = NonFiniteTrace()
+        defer {
+            state.trace = nil
+            state.cache.truncate(to: origin)
+        }
+        var start = 0
+        var found: String?
+        while start < tokens.count && found == nil {
+            let end = min(tokens.count, start + state.maxBatch)
+            state.trace?.positionOffset = origin + start
+            let out = forwardChunk(Array(tokens[start..<end]), state: state, logits: .all, isCancelled: { false }) ?? []
+            found = state.trace?.first
+            if found == nil && !Self.allFinite(out) { found = "the final norm and output head (the hidden states were finite)" }
+            start = end
+        }
+        return NonFiniteLogits(
+            model: source.path, layers: config.numHiddenLayers, place: found ?? "a step that did not repeat (the values are not reproducible)")
+    }
+}
+
+/// A forward pass that produced NaN or infinite logits: the model's weights (or its
+/// configuration) are broken. Names the first place the values went wrong.
+public struct NonFiniteLogits: Error, CustomStringConvertible, Sendable {
+    public let model: String
+    public let layers: Int
+    /// "layer 3 (of 16) at position 0", "the token embedding of id 5", ...
+    public let place: String
+    public var description: String {
+        "\(model): the model computes NaN or infinite values, first in \(place); its weights are probably corrupt"
+    }
+}
+
+/// Where a traced forward pass first saw a non-finite activation.
+struct NonFiniteTrace {
+    var positionOffset = 0
+    var first: String?
 }
 
 /// One batched decode step: row t of the step is the next position of the sequence whose
@@ -187,6 +247,8 @@ public final class InferenceState: @unchecked Sendable {
     /// RoPE angles of the sliding-window layers, for configs whose windowed layers have a
     /// RoPE base of their own (Gemma 3); empty otherwise.
     let localCos, localSin: FloatBuffer
+    /// Set only while `forward` re-runs a pass to find where non-finite values begin.
+    var trace: NonFiniteTrace?
 
     init(config c: TransformerConfig, contextLength: Int, maxBatch: Int, pool: ThreadPool, kvType: KVCacheType) {
         self.pool = pool

@@ -33,7 +33,7 @@ public struct QuantSpec: Sendable, Hashable, CustomStringConvertible {
                   MLXQuantization.supportedBits.contains(bits), MLXQuantization.supportedGroups.contains(group)
             else {
                 throw ModelError.invalidField(
-                    path: "--quant", field: name, reason: "unknown quantization; choose one of \(Self.all.joined(separator: ", "))")
+                    path: "--quant", field: name.count > 40 ? "\(name.prefix(40))... (\(name.count) characters)" : name, reason: "unknown quantization; choose one of \(Self.all.joined(separator: ", "))")
             }
             format = .mlx(MLXQuantization(bits: bits, groupSize: group, scaleType: .f32))
         }

@@ -52,6 +52,24 @@ struct TransformerSteps {
         }
     }
 
+    /// While a pass is traced (see `LanguageModel.traceNonFinite`): records `what` as the
+    /// first place the residual stream holds a NaN or infinity. Free otherwise.
+    func trace(_ what: @autoclosure () -> String) {
+        guard s.trace != nil, s.trace?.first == nil else { return }
+        let dim = config.hiddenSize
+        for t in 0..<count {
+            let row = UnsafeBufferPointer(start: s.x.pointer + t * dim, count: dim)
+            if row.contains(where: { !$0.isFinite }) {
+                let place = "\(what()) at position \((s.trace?.positionOffset ?? 0) + t)"
+                s.trace?.first = place
+                return
+            }
+        }
+    }
+
+    /// After block `layer`'s output was added to the residual stream.
+    func traceLayer(_ layer: Int) { trace("layer \(layer) (of \(config.numHiddenLayers))") }
+
     /// cos and sin of every position's RoPE angles, shared by all layers.
     func ropeAngles() {
         let hd = config.headDimension

@@ -108,6 +108,84 @@ public enum AtomicWriter {
         syncFolder(of: url)
     }
 
+    /// Writes several files as one change (a results JSON and its summary): each is written
+    /// in full under a temporary name in its folder and flushed first; only when every one
+    /// is complete are they renamed into place, in the order given. A failure while writing
+    /// (a full disk) removes the temporary files and leaves every target as it was, so a
+    /// pair is never left mismatched.
+    public static func writeAll(_ files: [(data: Data, url: URL)]) throws {
+        var staged: [(tmp: String, url: URL)] = []
+        do {
+            for f in files {
+                let tmp = temporaryName(for: f.url)
+                staged.append((tmp, f.url))
+                let fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw error(f.url.path, "cannot create a file in \(f.url.deletingLastPathComponent().path)") }
+                defer { close(fd) }
+                try f.data.withUnsafeBytes { raw in
+                    var offset = 0
+                    while offset < raw.count {
+                        let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                        if n < 0 {
+                            if errno == EINTR { continue }
+                            throw error(f.url.path, "write")
+                        }
+                        offset += n
+                    }
+                }
+                guard fsync(fd) == 0 else { throw error(f.url.path, "fsync") }
+            }
+        } catch {
+            for s in staged { unlink(s.tmp) }
+            throw error
+        }
+        for (i, s) in staged.enumerated() where rename(s.tmp, s.url.path) != 0 {
+            let e = error(s.url.path, "rename")
+            for rest in staged[i...] { unlink(rest.tmp) }
+            throw e
+        }
+        for s in staged { syncFolder(of: s.url) }
+    }
+
+    /// For writers of a folder (a model): `body` fills a temporary folder beside the
+    /// target, whose files are moved into place only when it returned. A new target is one
+    /// rename; into an existing folder each file is renamed over its namesake (other files
+    /// there are kept). If anything throws, the temporary folder is removed and the target
+    /// is left as it was.
+    public static func produceFolder(at url: URL, _ body: (URL) throws -> Void) throws {
+        let fm = FileManager.default
+        let tmp = URL(fileURLWithPath: temporaryName(for: url))
+        do {
+            guard mkdir(tmp.path, 0o755) == 0 else { throw error(url.path, "cannot create a folder in \(url.deletingLastPathComponent().path)") }
+            try body(tmp)
+            var isFolder: ObjCBool = false
+            if !fm.fileExists(atPath: url.path, isDirectory: &isFolder) {
+                guard rename(tmp.path, url.path) == 0 else { throw error(url.path, "rename") }
+            } else {
+                guard isFolder.boolValue else { throw Failure(path: url.path, reason: "is a file, not a folder") }
+                for name in try fm.contentsOfDirectory(atPath: tmp.path) {
+                    let dst = url.appendingPathComponent(name).path
+                    var dstIsFolder: ObjCBool = false
+                    if fm.fileExists(atPath: dst, isDirectory: &dstIsFolder), dstIsFolder.boolValue {
+                        throw Failure(path: dst, reason: "is a folder where the model writes a file")
+                    }
+                    guard rename(tmp.appendingPathComponent(name).path, dst) == 0 else { throw error(dst, "rename") }
+                }
+                rmdir(tmp.path)
+            }
+        } catch {
+            try? fm.removeItem(at: tmp)
+            throw error
+        }
+        syncFolder(of: url)
+    }
+
+    /// `.NAME.tmp-PID-RANDOM` beside `url`.
+    static func temporaryName(for url: URL) -> String {
+        url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+    }
+
     /// Makes a rename in `url`'s folder durable.
     private static func syncFolder(of url: URL) {
         let d = open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

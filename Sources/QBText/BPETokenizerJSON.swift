@@ -13,7 +13,7 @@ extension BPETokenizer {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw TokenizerError.unreadable(path: url.path, reason: error.localizedDescription)
+            throw TokenizerError.unreadable(path: url.path, reason: FoundationErrorText.reason(error))
         }
         let directory = url.deletingLastPathComponent()
         var config: TokenizerConfig?

@@ -107,6 +107,13 @@ struct Bench: AsyncParsableCommand {
                 }
             }
         }
+        // Before the model loads and the suite runs: the results can be written, and they
+        // overwrite none of the inputs.
+        let suitePath: String? = self.suite.flatMap { try? SuiteLoader.locate($0) }
+        let inputs: [String?] = options.models.map { Optional($0) } + [options.tokenizer, suitePath]
+        for path in out.map({ [$0, ResultsFile.markdownURL(for: URL(fileURLWithPath: $0)).path] }) ?? ["results/results.json"] {
+            try OutputGuard.check(output: path, kind: .file, flag: "--out", inputs: inputs)
+        }
 
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals()
@@ -153,7 +160,7 @@ struct Bench: AsyncParsableCommand {
                 throw ExitCode(130)
             }
             var url = out.map { URL(fileURLWithPath: $0) }
-                ?? URL(fileURLWithPath: "results").appendingPathComponent(ResultsFile.defaultStem(for: result) + ".json")
+                ?? ResultsFile.uniqueURL(folder: URL(fileURLWithPath: "results"), stem: ResultsFile.defaultStem(for: result))
             if combos.count > 1 {
                 // One file per combination of the sweep, numbered in its order.
                 let stem = url.deletingPathExtension().lastPathComponent + "-\(i + 1)"

@@ -72,13 +72,19 @@ struct Eval: ParsableCommand {
     func run() throws {
         let names = quants.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         for n in names where (try? QuantSpec(n)) == nil {
-            throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
+            throw ValidationError("unknown setting '\(OutputGuard.shown(n, limit: 40))' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
         }
         let files = (models ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         if names.isEmpty && files.isEmpty && reference == nil {
             throw ValidationError("name settings (--quants f32,q8_0,...) or files (--models a.gguf,b/)")
         }
         let path = try model ?? reference ?? (names.isEmpty ? files.first : nil) ?? DefaultModel.path()
+        // Before any work: the results can be written and overwrite none of the inputs.
+        let inputs: [String?] = [path, tokenizer, text, reference] + files.map { Optional($0) }
+        let outURL = out.map { URL(fileURLWithPath: $0) }
+        for target in outURL.map({ [$0, ResultsFile.markdownURL(for: $0), EvalFiles.svgURL(for: $0)].map(\.path) }) ?? ["results/eval.json"] {
+            try OutputGuard.check(output: target, kind: .file, flag: "--out", inputs: inputs)
+        }
         let pool = ThreadPool(threads: try ThreadCount.resolve(threads))
         // Each setting is converted from the model as opened, through the same pipeline steps
         // as every other command.
@@ -110,7 +116,7 @@ struct Eval: ParsableCommand {
         withExtendedLifetime(signals) {}
 
         let result = run.result
-        let url = out.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "results").appendingPathComponent(EvalFiles.defaultStem(result) + ".json")
+        let url = outURL ?? ResultsFile.uniqueURL(folder: URL(fileURLWithPath: "results"), stem: EvalFiles.defaultStem(result), extensions: ["json", "md", "svg"])
         try EvalFiles.write(result, to: url)
         history.record(result, jsonPath: url.path)
         if json {

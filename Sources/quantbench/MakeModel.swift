@@ -30,8 +30,12 @@ struct MakeModel: ParsableCommand {
 
     func run() throws {
         guard let p = SyntheticModel.Preset(rawValue: preset) else {
-            throw ValidationError("unknown preset \(preset); choose one of \(SyntheticModel.Preset.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError("unknown preset \(OutputGuard.shown(preset, limit: 40)); choose one of \(SyntheticModel.Preset.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        guard format == "safetensors" || format == "gguf" else {
+            throw ValidationError("unknown format \(OutputGuard.shown(format, limit: 40)); choose safetensors or gguf")
+        }
+        try OutputGuard.check(output: out, kind: format == "gguf" ? .file : .folder, flag: "--out", inputs: [])
         // Progress on standard error; Ctrl-C or SIGTERM removes what was written, exit 130.
         let signals = WorkSignalHandlers(display: ProgressDisplay.automatic())
         defer { withExtendedLifetime(signals) {} }
@@ -47,7 +51,7 @@ struct MakeModel: ParsableCommand {
         switch format {
         case "safetensors":
             guard let d = DType(rawValue: dtype.uppercased()) else {
-                throw ValidationError("unknown dtype \(dtype) for safetensors; choose f32, f16 or bf16")
+                throw ValidationError("unknown dtype \(OutputGuard.shown(dtype, limit: 40)) for safetensors; choose f32, f16 or bf16")
             }
             try ModelMaker.make(preset: p, seed: seed, dtype: d, to: URL(fileURLWithPath: out))
         case "gguf":

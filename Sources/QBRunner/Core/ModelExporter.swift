@@ -10,6 +10,7 @@ import QBText
 /// tokenizer files copied beside it) for mlx-* settings.
 public enum ModelExporter {
     public static func export(_ model: any LanguageModel, tokenizer: (any Tokenizer)?, spec: QuantSpec, to url: URL, pool: ThreadPool) throws {
+        try ResultsFile.createFolder(for: url)
         if spec.isMLX {
             // A new folder appears whole or not at all (FolderWriter).
             try FolderWriter.write(to: url) { dir in
