@@ -19,21 +19,20 @@ final class SelfContainedOutputTests: XCTestCase {
         return r
     }
 
+    /// llama.cpp's bin folder, built beside the project (never inside it) and named by
+    /// QB_LLAMA_CPP_BIN, as the other llama.cpp oracle tests find it.
     static var llamaCppBin: URL? {
-        let env = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"]
-        let candidates: [String?] = [env, "/work/peers/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin",
-                          Fixtures.repository.appendingPathComponent("../peers/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin").path]
-        for c in candidates.compactMap({ $0 }) where FileManager.default.isExecutableFile(atPath: c + "/llama-completion") {
-            return URL(fileURLWithPath: c)
-        }
-        return nil
+        guard let c = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !c.isEmpty,
+            FileManager.default.isExecutableFile(atPath: c + "/llama-completion")
+        else { return nil }
+        return URL(fileURLWithPath: c)
     }
 
     func requireLlamaCpp() throws -> URL {
         guard let bin = Self.llamaCppBin else {
-            let why = "llama.cpp's llama-completion not found (set QB_LLAMA_CPP_BIN to its bin folder)"
-            if Oracle.required { XCTFail(why) }
-            throw XCTSkip(why)
+            // llama.cpp is built beside the project by hand, never by CI: a skip, even when the
+            // Python oracles are required.
+            throw XCTSkip("llama.cpp's llama-completion not found (set QB_LLAMA_CPP_BIN to its bin folder)")
         }
         return bin
     }
