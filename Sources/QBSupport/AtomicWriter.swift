@@ -147,39 +147,6 @@ public enum AtomicWriter {
         for s in staged { syncFolder(of: s.url) }
     }
 
-    /// For writers of a folder (a model): `body` fills a temporary folder beside the
-    /// target, whose files are moved into place only when it returned. A new target is one
-    /// rename; into an existing folder each file is renamed over its namesake (other files
-    /// there are kept). If anything throws, the temporary folder is removed and the target
-    /// is left as it was.
-    public static func produceFolder(at url: URL, _ body: (URL) throws -> Void) throws {
-        let fm = FileManager.default
-        let tmp = URL(fileURLWithPath: temporaryName(for: url))
-        do {
-            guard mkdir(tmp.path, 0o755) == 0 else { throw error(url.path, "cannot create a folder in \(url.deletingLastPathComponent().path)") }
-            try body(tmp)
-            var isFolder: ObjCBool = false
-            if !fm.fileExists(atPath: url.path, isDirectory: &isFolder) {
-                guard rename(tmp.path, url.path) == 0 else { throw error(url.path, "rename") }
-            } else {
-                guard isFolder.boolValue else { throw Failure(path: url.path, reason: "is a file, not a folder") }
-                for name in try fm.contentsOfDirectory(atPath: tmp.path) {
-                    let dst = url.appendingPathComponent(name).path
-                    var dstIsFolder: ObjCBool = false
-                    if fm.fileExists(atPath: dst, isDirectory: &dstIsFolder), dstIsFolder.boolValue {
-                        throw Failure(path: dst, reason: "is a folder where the model writes a file")
-                    }
-                    guard rename(tmp.appendingPathComponent(name).path, dst) == 0 else { throw error(dst, "rename") }
-                }
-                rmdir(tmp.path)
-            }
-        } catch {
-            try? fm.removeItem(at: tmp)
-            throw error
-        }
-        syncFolder(of: url)
-    }
-
     /// `.NAME.tmp-PID-RANDOM` beside `url`.
     static func temporaryName(for url: URL) -> String {
         url.deletingLastPathComponent()
