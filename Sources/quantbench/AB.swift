@@ -115,12 +115,17 @@ struct AB: ParsableCommand {
             if let pp { args += ["--pp", pp] }
             if let tg { args += ["--tg", tg] }
             if let depth { args += ["--depth", depth] }
-        } else {
-            // A path, so both binaries read the very same file (whatever their own Prompts/ lookup).
+        }
+        let suiteName = pp == nil && tg == nil ? suite ?? "ci" : nil
+        // A file on disk, found before any work starts so a wrong name fails at once.
+        var suitePath: String?
+        var embeddedSuite: (file: String, text: String)?
+        if let suiteName {
             do {
-                args += ["--suite", try SuiteLoader.locate(suite ?? "ci")]
+                suitePath = try SuiteLoader.locate(suiteName)
             } catch {
-                throw fail("\(error)")
+                guard let builtIn = SuiteLoader.embedded(suiteName) else { throw fail("\(error)") }
+                embeddedSuite = builtIn
             }
         }
         args += ["--repetitions", "\(repetitions ?? Self.defaultRepetitions)", "--warmup", "\(warmup ?? Self.defaultWarmup)"]
@@ -140,6 +145,19 @@ struct AB: ParsableCommand {
             throw fail("cannot create \(work.path): \(error.localizedDescription)")
         }
         defer { if keepRuns == nil { try? fm.removeItem(at: work) } }
+        // Both binaries get a path, so they read the very same file whatever their own
+        // Prompts/ lookup finds; a suite known only from this binary's embedded copy is
+        // written into the work folder first (a copied binary has no Prompts/ beside it).
+        if let embeddedSuite {
+            let file = work.appendingPathComponent(embeddedSuite.file)
+            do {
+                try AtomicWriter.write(Data(embeddedSuite.text.utf8), to: file)
+            } catch {
+                throw fail("cannot write the suite to \(file.path): \(error)")
+            }
+            suitePath = file.path
+        }
+        if let suitePath { args += ["--suite", suitePath] }
 
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals(message: "interrupting: stopping after the current run; the result is still written (again to quit now)\n")

@@ -110,6 +110,15 @@ final class HandsCLITests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("smoke"), r.stdout)
         let chat = try run(copy, ["chat", "--smoke", "Prompts/chat-smoke.txt", "--max-tokens", "8"], cwd: work, environment: env)
         XCTAssertEqual(chat.status, 0, chat.stderr + chat.stdout)
+        // `ab` hands both binaries a path: the built-in suite is written out for them
+        // (this once failed with "no suite named 'smoke' (looked in no Prompts folder)").
+        let ab = try run(
+            copy, ["ab", "--baseline", copy.path, "--candidate", copy.path, "--model", "builtin:tiny", "--suite", "smoke",
+                   "--rounds", "2", "--repetitions", "1", "--warmup", "0", "--out", "ab.json"],
+            cwd: work, environment: env)
+        XCTAssertTrue(ab.status == 0 || ab.status == 1, "exit \(ab.status): " + ab.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: work.appendingPathComponent("ab.json").path), ab.stderr)
+        XCTAssertFalse(ab.stderr.contains("no suite named"), ab.stderr)
     }
 
     // MARK: - llama-bench's conventions

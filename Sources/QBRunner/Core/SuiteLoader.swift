@@ -69,7 +69,7 @@ public enum SuiteLoader {
     }
 
     /// The built-in suite `nameOrPath` names (`smoke`, `smoke.yaml` or `Prompts/smoke.yaml`).
-    static func embedded(_ nameOrPath: String) -> (file: String, text: String)? {
+    public static func embedded(_ nameOrPath: String) -> (file: String, text: String)? {
         var name = nameOrPath
         if name.hasPrefix("Prompts/") { name.removeFirst("Prompts/".count) }
         guard !name.contains("/") else { return nil }
