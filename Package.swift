@@ -39,6 +39,9 @@ let package = Package(
         .systemLibrary(
             name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(
+            name: "CLibEdit", path: "Sources/CLibEdit", pkgConfig: "libedit",
+            providers: [.apt(["libedit-dev"])]),
 
         // Layer 0: what every layer shares (JSON, seeded generators, atomic files, the
         // cancellation flag, quantiles). Depends on nothing.
@@ -102,6 +105,7 @@ let package = Package(
                 "QBRunner",
                 "QBHistory",
                 "QBServe",
+                "CLibEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: nativeSwift,

@@ -9,6 +9,21 @@
 // fused multiply-add). The fast paths use explicit FMA intrinsics.
 #pragma clang fp contract(off)
 
+int64_t qb_first_beyond(const float *x, int64_t n, float limit) {
+    // Blocks of 256 with a branch-free OR inside (vectorizes); the index is searched only
+    // in a block that holds a bad value, so a clean row costs one pass. `!(a <= limit)`
+    // is true for NaN too.
+    for (int64_t b = 0; b < n; b += 256) {
+        int64_t e = b + 256 < n ? b + 256 : n;
+        int bad = 0;
+        for (int64_t i = b; i < e; i++) bad |= !(fabsf(x[i]) <= limit);
+        if (bad)
+            for (int64_t i = b; i < e; i++)
+                if (!(fabsf(x[i]) <= limit)) return i;
+    }
+    return -1;
+}
+
 static void quant_q8_0(const float *x, block_q8_0 *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++, x += QK) {
         float amax = 0;

@@ -51,14 +51,14 @@ public enum GGUFExport {
             let h = g / hd, j = g % hd
             return h * hd + (j % 2) * (hd / 2) + j / 2
         }
-        func matrix(_ name: String, _ m: Matrix, headRows: Bool = false) throws {
+        func matrix(_ name: String, _ m: Matrix, source: String, headRows: Bool = false) throws {
             let target = spec?.format(forCols: m.cols, stored: m.format) ?? m.format
             guard target.ggmlID >= 0 else {
                 throw ModelError.invalidTensor(path: url.path, tensor: name, reason: "\(m.format.name) cannot be stored in GGUF without --quant")
             }
             w.tensors.append(.init(name: name, dims: [m.cols, m.rows], type: target.ggmlID) { buf in
                 guard let base = buf.baseAddress else { return }
-                let src = target == m.format ? m : Quantizer.convert(m, to: target, pool: pool)
+                let src = target == m.format ? m : try model.convertChecked(m, tensor: source, to: target, pool: pool)
                 let rowBytes = src.rowBytes
                 for g in 0..<m.rows {
                     let r = sourceRow(g, headRows: headRows)
@@ -73,18 +73,19 @@ public enum GGUFExport {
             })
         }
         let n = TensorNames.gguf
-        try matrix(n.embedding, model.weights.embedding)
+        let sn = model.sourceTensorNames
+        try matrix(n.embedding, model.weights.embedding, source: sn.embedding)
         for (l, layer) in model.weights.layers.enumerated() {
             for spec in arch.layerTable {
                 switch layer[spec.role] {
-                case .matrix(let m)?: try matrix(n.layer(l, spec), m, headRows: spec.headRows)
+                case .matrix(let m)?: try matrix(n.layer(l, spec), m, source: sn.layer(l, spec), headRows: spec.headRows)
                 case .vector(let v)?: vector(n.layer(l, spec), v, headRows: spec.headRows)
                 case nil: throw ModelError.missingTensor(path: model.source.path, tensor: n.layer(l, spec))
                 }
             }
         }
         vector(n.finalNorm, model.weights.finalNorm)
-        if !c.tied { try matrix(n.output, model.weights.output) }
+        if !c.tied { try matrix(n.output, model.weights.output, source: sn.output) }
         if let s = try c.ropeScalingEntry?.llama3(path: url.path) {
             vector("rope_freqs.weight", FloatBuffer(frequencyFactors(config: c, scaling: s)))
         }

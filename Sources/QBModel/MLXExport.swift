@@ -52,7 +52,7 @@ public enum MLXExport {
                 for r in 0..<v.count { f[r] = v.pointer[headRowSource(r, headRows: headRows)] - minus }
             })
         }
-        func linear(_ module: String, _ m: Matrix, headRows: Bool = false) throws {
+        func linear(_ module: String, _ m: Matrix, source: String, headRows: Bool = false) throws {
             func sourceRow(_ r: Int) -> Int { headRowSource(r, headRows: headRows) }
             guard q.groupSize <= m.cols, m.cols % q.groupSize == 0 else {
                 // Left in full precision, as mlx-lm leaves modules whose width does not divide.
@@ -64,7 +64,7 @@ public enum MLXExport {
                 return
             }
             let scaleType: DType = m.dtype == .bf16 ? .bf16 : (m.dtype == .f16 ? .f16 : .f32)
-            let converted = Quantizer.convert(m, to: .mlx(q), pool: pool)
+            let converted = try model.convertChecked(m, tensor: source, to: .mlx(q), pool: pool)
             guard let scales = converted.scales, let biases = converted.biases else {
                 throw ModelError.invalidTensor(path: directory.path, tensor: module, reason: "MLX conversion left no scales")
             }
@@ -91,18 +91,19 @@ public enum MLXExport {
         // MLX names modules: the Hugging Face tensor names without ".weight".
         let n = TensorNames.huggingFace
         func module(_ name: String) -> String { String(name.dropLast(".weight".count)) }
-        try linear(module(n.embedding), model.weights.embedding)
+        let sn = model.sourceTensorNames
+        try linear(module(n.embedding), model.weights.embedding, source: sn.embedding)
         for (l, layer) in model.weights.layers.enumerated() {
             for spec in model.architecture.layerTable {
                 switch layer[spec.role] {
-                case .matrix(let m)?: try linear(module(n.layer(l, spec)), m, headRows: spec.headRows)
+                case .matrix(let m)?: try linear(module(n.layer(l, spec)), m, source: sn.layer(l, spec), headRows: spec.headRows)
                 case .vector(let v)?: vector(n.layer(l, spec), v, headRows: spec.headRows, isNorm: spec.kind == .norm)
                 case nil: throw ModelError.missingTensor(path: model.source.path, tensor: n.layer(l, spec))
                 }
             }
         }
         vector(n.finalNorm, model.weights.finalNorm, isNorm: true)
-        if !c.tied { try linear(module(n.output), model.weights.output) }
+        if !c.tied { try linear(module(n.output), model.weights.output, source: sn.output) }
 
         config.quantization = quant
         config.torchDtype = "float32"

@@ -72,16 +72,17 @@ extension LanguageModel {
             if target == m.format || (target.isMLXLike(m.format)) {
                 out = m
             } else {
-                out = Quantizer.convert(m, to: target, pool: pool)
+                out = try convertChecked(m, tensor: name, to: target, pool: pool)
             }
             infos.append(TensorInfo(name: name, dtype: out.format.name, shape: [out.rows, out.cols], bytes: out.byteCount))
             return out
         }
-        let embedding = try convert(weights.embedding, "embedding")
+        let names = sourceTensorNames
+        let embedding = try convert(weights.embedding, names.embedding)
         let layers = try weights.layers.enumerated().map { l, w in
-            try w.mapMatrices { role, m in try convert(m, "layers.\(l).\(role.rawValue)") }
+            try w.mapMatrices { role, m in try convert(m, sourceTensorName(layer: l, role: role)) }
         }
-        let output = config.tied ? embedding : try convert(weights.output, "output")
+        let output = config.tied ? embedding : try convert(weights.output, names.output)
         infos.append(TensorInfo(name: "final_norm", dtype: "F32", shape: [config.hiddenSize], bytes: config.hiddenSize * 4))
         for (l, layer) in layers.enumerated() {
             for (role, v) in layer.vectors {

@@ -93,6 +93,11 @@ struct Chat: AsyncParsableCommand {
         let input = StandardInputLines()
         var console = ChatConsole(
             readLine: { input.next() }, write: Terminal.write, writeError: Terminal.writeError, showsPrompt: interactive)
+        // Line editing and history when both ends are a terminal (libedit draws the line
+        // on standard output); piped input or output keeps the plain reader.
+        if interactive && isatty(STDOUT_FILENO) == 1 {
+            console.readLineWithPrompt = { LineEditor.shared.read(prompt: $0) }
+        }
         if interactive {
             // While a reply streams the terminal does not echo, and what was typed meanwhile
             // is dropped when it ends, so keystrokes never land inside a reply's text.
@@ -169,6 +174,7 @@ private final class InterruptHandler: @unchecked Sendable {
         source = DispatchSource.makeSignalSource(signal: SIGINT, queue: DispatchQueue(label: "quantbench.chat.interrupt"))
         source.setEventHandler {
             if !engine.interrupt() {
+                LineEditor.shared.noteInterrupt()
                 Terminal.write("\n" + ChatREPL.idleInterruptHint + "\n" + (promptAfterHint ? ChatREPL.prompt : ""))
             }
         }

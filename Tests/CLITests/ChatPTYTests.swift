@@ -52,7 +52,7 @@ final class ChatPTYTests: XCTestCase {
         defer { chat.terminate() }
 
         try chat.expect("Ctrl-D exits", timeout: startTimeout)
-        try chat.expect("> ", timeout: stepTimeout)
+        try chat.expectPrompt(timeout: stepTimeout)
 
         // A message; its reply streams: text arrives after the echoed line while the reply
         // is still being generated (600 tokens), and Ctrl-C stops it without leaving. A
@@ -68,14 +68,14 @@ final class ChatPTYTests: XCTestCase {
             streamed = try chat.expectMoreOutput(bytes: 8, timeout: replyTimeout)
             chat.type("\u{03}")
             let outcome = try chat.expectEither("[stopped]", "(no reply is running", timeout: replyTimeout)
-            try chat.expect("> ", timeout: stepTimeout)
+            try chat.expectPrompt(timeout: stepTimeout)
             if outcome == 0 {
                 interrupted = true
             } else {
                 print("attempt \(attempt): the reply ended before Ctrl-C reached it; clearing and trying again")
                 chat.type("/clear\n")
                 try chat.expect("[conversation cleared", timeout: stepTimeout)
-                try chat.expect("> ", timeout: stepTimeout)
+                try chat.expectPrompt(timeout: stepTimeout)
             }
         }
         XCTAssertTrue(interrupted, "no attempt was interrupted mid-reply: \(chat.transcript)")
@@ -88,17 +88,21 @@ final class ChatPTYTests: XCTestCase {
         // The chat goes on: a second message runs to --max-tokens.
         chat.type("Go on\n")
         try chat.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout)
-        try chat.expect("> ", timeout: stepTimeout)
+        try chat.expectPrompt(timeout: stepTimeout)
         chat.type("/stats\n")
         let stats = try chat.expect("history: 2 turns", timeout: stepTimeout)
         XCTAssertTrue(stats.contains("last reply: 600 tokens, finish: max_tokens"), stats)
         XCTAssertTrue(stats.contains("time to first token"), stats)
         XCTAssertTrue(stats.contains("tokens/s"), stats)
         XCTAssertTrue(stats.contains("memory: resident"), stats)
+        // Keys are typed at the prompt, as a person does: the line editor reads them only
+        // there (the terminal is then in its raw mode); a Ctrl-D typed before the prompt
+        // shows would reach it as a NUL byte, not as the end of input.
+        try chat.expectPrompt(timeout: stepTimeout)
 
         chat.type("/save \(saved)\n")
         try chat.expect("[saved 2 turns to \(saved)]", timeout: stepTimeout)
-        try chat.expect("> ", timeout: stepTimeout)
+        try chat.expectPrompt(timeout: stepTimeout)
         chat.type("\u{04}")
         // Ctrl-D: a one-line summary of the session.
         try chat.expect("2 turns in the history]", timeout: stepTimeout)
@@ -126,9 +130,12 @@ final class ChatPTYTests: XCTestCase {
         try again.expect("[system] You are terse.", timeout: stepTimeout)
         try again.expect("> Tell me a story", timeout: stepTimeout)
         try again.expect("> Go on", timeout: stepTimeout)
-        try again.expect("> ", timeout: stepTimeout)
+        try again.expectPrompt(timeout: stepTimeout)
         again.type("/stats\n")
         try again.expect("no reply yet in this session; history: 2 turns", timeout: stepTimeout)
+        // At the prompt: typed before it, the line editor would still be drawing the line
+        // when Ctrl-C comes, and Ctrl-C would cut it (the terminal flushes typed input).
+        try again.expectPrompt(timeout: stepTimeout)
         again.type("And then?\n")
         try again.expect("And then?", timeout: stepTimeout)
         _ = try again.expectMoreOutput(bytes: 8, timeout: replyTimeout)
@@ -137,7 +144,7 @@ final class ChatPTYTests: XCTestCase {
         // what is typed while a reply runs is discarded.
         again.type("\u{03}")
         _ = try again.expectEither("[stopped]", "(no reply is running", timeout: replyTimeout)
-        try again.expect("> ", timeout: stepTimeout)
+        try again.expectPrompt(timeout: stepTimeout)
         again.type("/stats\n")
         let resumedStats = try again.expect("history: 3 turns", timeout: stepTimeout)
         // The prompt is the whole restored conversation (a 600-token reply among it), not
@@ -148,11 +155,90 @@ final class ChatPTYTests: XCTestCase {
         let resaved = dir.appendingPathComponent("again.jsonl").path
         again.type("/save \(resaved)\n")
         try again.expect("[saved 3 turns", timeout: stepTimeout)
+        try again.expectPrompt(timeout: stepTimeout)
         again.type("\u{04}")
         XCTAssertEqual(try again.waitForExit(timeout: stepTimeout), 0, again.transcript)
         let relines = try String(contentsOfFile: resaved, encoding: .utf8).split(separator: "\n").map(String.init)
         XCTAssertEqual(Array(relines.prefix(5)), lines, "the resumed history is the saved one")
         XCTAssertEqual(relines.count, 7)
+    }
+
+    /// Line editing and history (libedit): a typo fixed with the left arrow and an
+    /// insertion reaches the model as the corrected line, and the up arrow brings it back.
+    /// Before: the terminal's cooked mode sent the escape sequences as text ("Tell me a
+    /// stry^[[D^[[Do"), and up-arrow sent "^[[A".
+    func testArrowKeysEditTheLineAndUpRecallsTheLastOne() throws {
+        let saved = dir.appendingPathComponent("edited.jsonl").path
+        let args = ["chat", "--max-tokens", "8", "--threads", "2", "--temperature", "0",
+                    "--logit-bias", "769=-inf", "--logit-bias", "776=-inf", "--logit-bias", "777=-inf"]
+        let chat = try PTYProcess(binary.path, args, environment: environment)
+        defer { chat.terminate() }
+        try chat.expect("Ctrl-D exits", timeout: startTimeout)
+        try chat.expectPrompt(timeout: stepTimeout)
+
+        // xterm's left arrow is ESC [ D: two of them put the cursor before "ry", then "o".
+        chat.type("Tell me a stry\u{1B}[D\u{1B}[Do\n")
+        try chat.expect("[reply cut at --max-tokens 8]", timeout: replyTimeout)
+        try chat.expectPrompt(timeout: stepTimeout)
+        // Up arrow (ESC [ A) recalls the corrected line; Enter sends it again.
+        chat.type("\u{1B}[A")
+        try chat.expect("Tell me a story", timeout: stepTimeout)
+        chat.type("\n")
+        try chat.expect("[reply cut at --max-tokens 8]", timeout: replyTimeout)
+        try chat.expectPrompt(timeout: stepTimeout)
+        chat.type("/save \(saved)\n")
+        try chat.expect("[saved 2 turns to \(saved)]", timeout: stepTimeout)
+        try chat.expectPrompt(timeout: stepTimeout)
+        chat.type("\u{04}")
+        XCTAssertEqual(try chat.waitForExit(timeout: stepTimeout), 0, chat.transcript)
+
+        let lines = try String(contentsOfFile: saved, encoding: .utf8).split(separator: "\n").map(String.init)
+        let messages = try lines.map { try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]) }
+        let users = messages.filter { $0["role"] == "user" }.map { $0["content"] }
+        XCTAssertEqual(users, ["Tell me a story", "Tell me a story"], "what the model got: \(lines)")
+        // (The tiny model's random replies may hold any byte; only the typed lines are checked.)
+        for m in messages where m["role"] == "user" {
+            XCTAssertFalse(m["content"]?.contains("\u{1B}") ?? false, "no escape sequence reached the model: \(m)")
+        }
+    }
+
+    /// What is typed while a reply streams shows nowhere: not in the reply, and not in the
+    /// edited line that follows (the line editor starts empty). Typing can lose the race on
+    /// a loaded machine (the reply already done, so the text is typed at the prompt, where
+    /// it shows): that attempt is cleared and made again.
+    func testTypingDuringAReplyNeitherLeaksIntoItNorIntoTheNextLine() throws {
+        let saved = dir.appendingPathComponent("typed.jsonl").path
+        let chat = try PTYProcess(binary.path, chatArguments, environment: environment)
+        defer { chat.terminate() }
+        try chat.expect("Ctrl-D exits", timeout: startTimeout)
+        try chat.expectPrompt(timeout: stepTimeout)
+        var dropped = false
+        for attempt in 1...6 where !dropped {
+            chat.type("Tell me a story\n")
+            try chat.expect("Tell me a story", timeout: stepTimeout)
+            _ = try chat.expectMoreOutput(bytes: 8, timeout: replyTimeout)
+            chat.type("zebra")
+            let reply = try chat.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout)
+            XCTAssertFalse(reply.contains("zebra"), "typed text inside the reply: \(reply)")
+            try chat.expectPrompt(timeout: stepTimeout)
+            let echoed = (try? chat.expectMoreOutput(bytes: 5, timeout: 1)) ?? ""
+            if echoed.contains("zebra") {
+                print("attempt \(attempt): the reply ended before the typing; clearing and trying again")
+                chat.type("\u{15}\n/clear\n")  // Ctrl-U empties the line
+                try chat.expect("[conversation cleared", timeout: stepTimeout)
+                try chat.expectPrompt(timeout: stepTimeout)
+            } else {
+                dropped = true
+            }
+        }
+        XCTAssertTrue(dropped, "no attempt typed during a reply: \(chat.transcript)")
+        chat.type("/save \(saved)\n")
+        try chat.expect("[saved 1 turn to \(saved)]", timeout: stepTimeout)
+        try chat.expectPrompt(timeout: stepTimeout)
+        chat.type("\u{04}")
+        XCTAssertEqual(try chat.waitForExit(timeout: stepTimeout), 0, chat.transcript)
+        let text = try String(contentsOfFile: saved, encoding: .utf8)
+        XCTAssertFalse(text.contains("zebra"), text)
     }
 
     func testBadModelOrTemplateIsOneLine() throws {
@@ -298,6 +384,24 @@ final class PTYProcess {
                 throw Failure("waited \(timeout) s for \"\(a)\" or \"\(b)\"; the terminal shows:\n\(String(decoding: output[cursor...], as: UTF8.self))")
             }
             readSome(until: deadline)
+        }
+    }
+
+    /// Waits for the chat's prompt and then until its line editor reads keys: the terminal
+    /// leaves canonical mode. libedit may draw the prompt a moment before it switches the
+    /// terminal (it does so at its first read when input is already pending); keys typed in
+    /// that moment are taken by the terminal's cooked mode (echoed twice, and a Ctrl-D
+    /// there reaches the editor as a NUL byte). A person cannot type in that window; a
+    /// test can, so it waits as a person does.
+    func expectPrompt(timeout: TimeInterval) throws {
+        try expect("> ", timeout: timeout)
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            var t = termios()
+            // On Linux the master side reports the terminal's (slave side's) settings.
+            if tcgetattr(master, &t) == 0, t.c_lflag & tcflag_t(ICANON) == 0 { return }
+            guard Date() < deadline else { throw Failure("the line editor did not start reading within \(timeout) s:\n\(transcript)") }
+            readSome(until: Date().addingTimeInterval(0.002))
         }
     }
 

@@ -275,4 +275,86 @@ final class HandsCLITests: XCTestCase {
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(bad.stderr.contains(other), bad.stderr)
     }
+
+    // MARK: - compare reads two eval results
+
+    /// Two real `eval` runs of one model and text: `compare` puts each setting's figures
+    /// side by side with their errors, flags a difference beyond them, and refuses files of
+    /// another kind or another text. Before: `compare` took only bench results ("not a
+    /// quantbench bench result"), exit 2 for any eval file.
+    func testCompareReadsTwoEvalResults() throws {
+        let hf = dir.appendingPathComponent("hf")
+        XCTAssertEqual(try quantbench(["make-model", "--preset", "tiny", "--seed", "5", "--out", hf.path]).status, 0)
+        let text = dir.appendingPathComponent("text.txt"), other = dir.appendingPathComponent("other.txt")
+        try String(repeating: "Once upon a time there was a little robot who liked to count numbers 1 2 3. ", count: 30)
+            .write(to: text, atomically: true, encoding: .utf8)
+        try String(repeating: "A different story about a cat that sat on a mat and slept all day long. ", count: 30)
+            .write(to: other, atomically: true, encoding: .utf8)
+        func eval(_ text: URL, _ out: String) throws -> URL {
+            let json = dir.appendingPathComponent(out)
+            let r = try quantbench(["eval", "-m", hf.path, "--quants", "f32,q8_0,q4_0", "--text", text.path, "--ctx", "64",
+                                    "--repetitions", "1", "--no-db", "--out", json.path])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return json
+        }
+        let a = try eval(text, "a.json"), b = try eval(text, "b.json")
+
+        // The same measurement twice: every quality figure the same, exit 0.
+        let same = try quantbench(["compare", a.path, b.path])
+        XCTAssertEqual(same.status, 0, same.stderr + same.stdout)
+        for row in ["| q8_0 | perplexity |", "| q8_0 | mean KL (nats) |", "| q4_0 | same top p |", "| q4_0 | RMS Δp |", "| f32 | perplexity |"] {
+            XCTAssertTrue(same.stdout.contains(row), "\(row) in \(same.stdout)")
+        }
+        XCTAssertTrue(same.stdout.contains(" ± "), "uncertainties shown")
+        XCTAssertFalse(same.stdout.contains("WORSE"), same.stdout)
+        XCTAssertTrue(same.stdout.contains("No quality figure is worse beyond its uncertainty."), same.stdout)
+
+        // q4_0's mean KL raised far past its error: flagged, exit 1 (0 with --report-only).
+        var doc = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: b)) as? [String: Any])
+        var settings = try XCTUnwrap(doc["settings"] as? [[String: Any]])
+        let q4 = try XCTUnwrap(settings.firstIndex { $0["name"] as? String == "q4_0" })
+        var vs = try XCTUnwrap(settings[q4]["vs_reference"] as? [String: Any])
+        var kl = try XCTUnwrap(vs["kl_divergence"] as? [String: Any])
+        let mean = try XCTUnwrap(kl["mean"] as? Double), se = try XCTUnwrap(kl["se"] as? Double)
+        XCTAssertGreaterThan(se, 0, "eval records the KL's error")
+        kl["mean"] = mean + 10 * se
+        vs["kl_divergence"] = kl
+        settings[q4]["vs_reference"] = vs
+        doc["settings"] = settings
+        let worse = dir.appendingPathComponent("worse.json")
+        try JSONSerialization.data(withJSONObject: doc).write(to: worse)
+        let flagged = try quantbench(["compare", a.path, worse.path])
+        XCTAssertEqual(flagged.status, 1, flagged.stderr)
+        let klRow = try XCTUnwrap(flagged.stdout.split(separator: "\n").first { $0.hasPrefix("| q4_0 | mean KL (nats) |") })
+        XCTAssertTrue(klRow.contains("**WORSE**"), String(klRow))
+        let untouched = try XCTUnwrap(flagged.stdout.split(separator: "\n").first { $0.hasPrefix("| q8_0 | mean KL (nats) |") })
+        XCTAssertTrue(untouched.hasSuffix("| same |"), "only the changed figure is flagged: \(untouched)")
+        // Speeds of one repetition have no interval: shown, never judged.
+        let decode = try XCTUnwrap(flagged.stdout.split(separator: "\n").first { $0.hasPrefix("| q8_0 | decode t/s |") })
+        XCTAssertTrue(decode.hasSuffix("| – |"), String(decode))
+        XCTAssertEqual(try quantbench(["compare", "--report-only", a.path, worse.path]).status, 0)
+
+        // A NaN never passes: exit 2 naming the setting and figure.
+        settings[q4]["mean_nll"] = "nan"
+        doc["settings"] = settings
+        let nan = dir.appendingPathComponent("nan.json")
+        try JSONSerialization.data(withJSONObject: doc).write(to: nan)
+        let invalid = try quantbench(["compare", "--report-only", a.path, nan.path])
+        XCTAssertEqual(invalid.status, 2, invalid.stdout)
+        XCTAssertTrue(invalid.stderr.contains("q4_0 perplexity"), invalid.stderr)
+
+        // Another text: refused naming the field. A bench result beside an eval result: refused.
+        let c = try eval(other, "c.json")
+        let text2 = try quantbench(["compare", a.path, c.path])
+        XCTAssertEqual(text2.status, 2)
+        XCTAssertTrue(text2.stderr.contains(c.path) && text2.stderr.contains("text.hash"), text2.stderr)
+        XCTAssertEqual(text2.stderr.split(separator: "\n").count, 1, text2.stderr)
+        let bench = dir.appendingPathComponent("bench.json")
+        try Data(#"{"schema": "quantbench.bench", "schema_version": 1}"#.utf8).write(to: bench)
+        for (x, y) in [(a, bench), (bench, a)] {
+            let kinds = try quantbench(["compare", x.path, y.path])
+            XCTAssertEqual(kinds.status, 2)
+            XCTAssertTrue(kinds.stderr.contains("'quantbench.eval'") && kinds.stderr.contains("'quantbench.bench'"), kinds.stderr)
+        }
+    }
 }

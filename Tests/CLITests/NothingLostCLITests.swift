@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBFormats
 import QBTestSupport
 
 /// #22's cases through the real binary: outputs never destroy inputs, NaN and "nothing to
@@ -299,6 +300,84 @@ final class NothingLostCLITests: XCTestCase {
         XCTAssertNotEqual(r.status, 0)
         XCTAssertTrue(r.stderr.contains("--svg"), r.stderr)
         XCTAssertEqual(try Data(contentsOf: db), Data("not touched".utf8))
+    }
+
+    // MARK: non-finite weights are never quantized (#22)
+
+    /// The tiny model's safetensors rewritten through SafetensorsWriter with `value` at
+    /// element `index` of `tensor`.
+    func plant(_ value: Float, at index: Int, in tensor: String, folder m: URL) throws {
+        let file = m.appendingPathComponent("model.safetensors")
+        let source = try SafetensorsFile(path: file.path)
+        let names = source.entries.keys.sorted()
+        let raw = names.map { n -> SafetensorsWriter.RawTensor in
+            let e = source.entries[n]!
+            return .init(name: n, dtypeName: e.dtypeName, shape: e.shape, byteCount: e.range.count)
+        }
+        let copy = dir.appendingPathComponent("planted.safetensors")
+        try SafetensorsWriter.writeRaw(path: copy.path, tensors: raw, metadata: source.metadata) { i, out in
+            let e = source.entries[names[i]]!
+            out.copyMemory(from: source.file.base + e.range.lowerBound, byteCount: e.range.count)
+            if names[i] == tensor { out.storeBytes(of: value, toByteOffset: 4 * index, as: Float.self) }
+        }
+        XCTAssertEqual(rename(copy.path, file.path), 0, "planted file moved into place")
+    }
+
+    /// Everything in `dir` (hidden files too): a refused conversion leaves nothing behind.
+    func listing() -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []) }
+
+    // Before: every setting wrote its output with the NaN turned into finite codes, exit 0.
+    func testQuantizeRefusesANaNWeightNamingTheTensorAndElement() throws {
+        var rng = SeededGenerator(for: name)
+        let m = try makeTiny()
+        let tensor = "model.layers.0.self_attn.k_proj.weight"
+        let count = try XCTUnwrap(SafetensorsFile(path: m.appendingPathComponent("model.safetensors").path).entries[tensor]).shape.reduce(1, *)
+        let index = Int.random(in: 0..<count, using: &rng)
+        try plant(.nan, at: index, in: tensor, folder: m)
+        let before = listing()
+        for quant in ["q8_0", "q4_0", "q4_k", "f16", "bf16", "mlx-q4-g64", "mlx-q8-g32"] {
+            let out = dir.appendingPathComponent(quant.hasPrefix("mlx") ? "out-\(quant)" : "out-\(quant).gguf")
+            let r = try quantbench(["quantize", "--model", m.path, "--quant", quant, "--out", out.path])
+            assertOneLineError(r, naming: tensor)
+            XCTAssertTrue(r.stderr.contains("NaN") && r.stderr.contains("(element \(index))"), "\(quant): \(r.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: out.path), "\(quant): no output")
+            XCTAssertEqual(listing(), before, "\(quant): no partial or hidden file left")
+        }
+        // Loading with --quant converts through the same quantizers: refused there too.
+        let g = try quantbench(["generate", "--model", m.path, "--quant", "q8_0", "--prompt", "hi", "--max-tokens", "2"])
+        assertOneLineError(g, naming: tensor)
+    }
+
+    // Before: wrote q.gguf with the infinity's block quantized to finite codes, exit 0.
+    func testQuantizeRefusesAnInfiniteGGUFWeight() throws {
+        var rng = SeededGenerator(for: name)
+        let src = dir.appendingPathComponent("src.gguf")
+        XCTAssertEqual(try quantbench(["make-model", "--preset", "tiny", "--format", "gguf", "--dtype", "f32", "--out", src.path]).status, 0)
+        let file = try GGUFFile(path: src.path)
+        let tensor = "blk.1.ffn_down.weight"
+        let target = try XCTUnwrap(file.tensor(tensor))
+        let index = Int.random(in: 0..<target.elementCount, using: &rng)
+        var w = GGUFWriter()
+        for key in file.keys { w.add(key, file.metadata[key]!) }
+        for t in file.tensors {
+            w.tensors.append(.init(name: t.name, dims: t.dims, type: Int32(t.type)) { out in
+                out.copyMemory(from: UnsafeRawBufferPointer(start: file.file.base + t.range.lowerBound, count: t.range.count))
+                if t.name == tensor { out.storeBytes(of: -Float.infinity, toByteOffset: 4 * index, as: Float.self) }
+            })
+        }
+        let planted = dir.appendingPathComponent("inf.gguf")
+        try w.write(to: planted)
+        let before = listing()
+        for quant in ["q8_0", "q4_k", "f16", "mlx-q4-g64"] {
+            let out = dir.appendingPathComponent(quant.hasPrefix("mlx") ? "q-\(quant)" : "q-\(quant).gguf")
+            let r = try quantbench(["quantize", "--model", planted.path, "--quant", quant, "--out", out.path])
+            assertOneLineError(r, naming: tensor)
+            XCTAssertTrue(r.stderr.contains("-infinity") && r.stderr.contains("(element \(index))"), "\(quant): \(r.stderr)")
+            XCTAssertEqual(listing(), before, "\(quant): no output, no partial file")
+        }
+        // The source without the infinity converts: the refusal is the planted value's.
+        let clean = try quantbench(["quantize", "--model", src.path, "--quant", "q8_0", "--out", dir.appendingPathComponent("ok.gguf").path])
+        XCTAssertEqual(clean.status, 0, clean.stderr)
     }
 }
 

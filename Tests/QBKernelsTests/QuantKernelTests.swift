@@ -49,10 +49,10 @@ final class QuantKernelTests: XCTestCase {
         return y
     }
 
-    func testQuantizedMatvecMatchesReference() {
+    func testQuantizedMatvecMatchesReference() throws {
         let rows = 37, cols = 512
         for format in Self.producible {
-            let w = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
+            let w = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
             let x = randoms(cols, scale: 3)
             let expected = Reference.matvec(w, x)
             let y1 = matvec(w, x, threads: 1), y2 = matvec(w, x, threads: 2)
@@ -63,7 +63,7 @@ final class QuantKernelTests: XCTestCase {
 
     /// Types with no quantizer here (they come from llama.cpp files): random but valid
     /// blocks, so every bit pattern of the quants and scales is exercised.
-    func testUnproducibleTypesMatchReference() {
+    func testUnproducibleTypesMatchReference() throws {
         for (t, cols) in [GGMLType.q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1].map({ ($0, 512) }) + [(.q6_K, 17408), (.q4_K, 17408)] {
             let rows = 9
             let w = randomBlocks(t, rows: rows, cols: cols)
@@ -75,15 +75,15 @@ final class QuantKernelTests: XCTestCase {
     /// Matrices that read one input (Q, K, V; gate, up) share one quantization of it and one
     /// parallel section: each output equals its own product's, bitwise, at any thread count,
     /// whatever the mix of formats and layouts.
-    func testFusedMatvecEqualsSeparateProducts() {
+    func testFusedMatvecEqualsSeparateProducts() throws {
         let cols = 512
-        let q40 = Quantizer.quantize(randoms(64 * cols), rows: 64, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
+        let q40 = try Quantizer.quantize(randoms(64 * cols), rows: 64, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
         let ws: [Matrix] = [
             q40.interleavedForDecode(pool: ThreadPool(threads: 1))!,
             randomBlocks(.q4_K, rows: 48, cols: cols),
             randomBlocks(.q6_K, rows: 20, cols: cols),
-            Quantizer.quantize(randoms(36 * cols), rows: 36, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 1)),
-            Quantizer.quantize(
+            try Quantizer.quantize(randoms(36 * cols), rows: 36, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 1)),
+            try Quantizer.quantize(
                 randoms(40 * cols), rows: 40, cols: cols, to: .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)),
                 pool: ThreadPool(threads: 1)),
         ]
@@ -98,7 +98,7 @@ final class QuantKernelTests: XCTestCase {
 
     /// The huge-page copy decode streams from holds the same bytes, 2 MiB aligned; matrices
     /// smaller than a huge page are not copied.
-    func testResidentCopyIsTheSameMatrix() {
+    func testResidentCopyIsTheSameMatrix() throws {
         XCTAssertNil(randomBlocks(.q4_K, rows: 8, cols: 512).residentCopy(pool: ThreadPool(threads: 1)))
         let w = randomBlocks(.q4_K, rows: 1024, cols: 4096)
         guard let copy = w.residentCopy(pool: ThreadPool(threads: 2)) else { return XCTFail("no copy") }
@@ -111,7 +111,7 @@ final class QuantKernelTests: XCTestCase {
 
     /// Q4_K and Q6_K decode against activations quantized per 256 (q8k): the AVX2 rows equal
     /// the portable C rows, and the activations are what the reference quantizer makes.
-    func testKQuantRowsMatchPortableRows() {
+    func testKQuantRowsMatchPortableRows() throws {
         for t in [GGMLType.q4_K, .q6_K] {
             for cols in [256, 2048, 17408] {
                 let rows = 5
@@ -132,10 +132,10 @@ final class QuantKernelTests: XCTestCase {
 
     /// The four-row interleaved decode layout: same values (dequantized and as stored
     /// blocks), products equal to the reference at any thread count, prefill unchanged.
-    func testInterleavedLayoutMatchesPlainRows() {
+    func testInterleavedLayoutMatchesPlainRows() throws {
         let rows = 36, cols = 320
         for t in [GGMLType.q4_0, .q8_0] {
-            let plain = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))
+            let plain = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))
             if t == .q8_0 {
                 // GGML's quantizer never writes -128; files may. |w| must stay exact for it.
                 let raw = UnsafeMutableRawPointer(mutating: plain.base)
@@ -160,9 +160,9 @@ final class QuantKernelTests: XCTestCase {
             Linear.matmul(packed, x, &y, count: count, pool: ThreadPool(threads: 2))
             XCTAssertLessThan(relativeError(y, Reference.matmul(plain, x, count: count)), 1e-5, t.name)
         }
-        let odd = Quantizer.quantize(randoms(6 * 64), rows: 6, cols: 64, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
+        let odd = try Quantizer.quantize(randoms(6 * 64), rows: 6, cols: 64, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
         XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows not a multiple of 4 stay plain")
-        let k = Quantizer.quantize(randoms(4 * 256), rows: 4, cols: 256, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))
+        let k = try Quantizer.quantize(randoms(4 * 256), rows: 4, cols: 256, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))
         XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "K-quants stay plain")
     }
 
@@ -170,15 +170,15 @@ final class QuantKernelTests: XCTestCase {
     /// reference with activations quantized per 32 values, for every layout and scale type
     /// (8-bit formats where VNNI takes them), with activation counts that leave remainders of
     /// the 8- and 4-row passes, and the same at any thread count.
-    func testIntPrefillMatchesReferenceWithQuantizedActivations() {
+    func testIntPrefillMatchesReferenceWithQuantizedActivations() throws {
         let rows = 48, cols = 512
         var cases: [(String, Matrix)] = []
-        let q40 = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 2))
+        let q40 = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 2))
         cases.append(("Q4_0", q40))
         cases.append(("Q4_0 interleaved", q40.interleavedForDecode(pool: ThreadPool(threads: 1))!))
-        cases.append(("Q4_K", Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 2))))
+        cases.append(("Q4_K", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 2))))
         for group in [32, 64, 128] {
-            let m = Quantizer.quantize(
+            let m = try Quantizer.quantize(
                 randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 4, groupSize: group, scaleType: .f32)),
                 pool: ThreadPool(threads: 2))
             cases.append(("MLX g\(group) f32", m))
@@ -202,12 +202,12 @@ final class QuantKernelTests: XCTestCase {
         cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
         if IntTiles.wideValues {
             // 8-bit values take the int8 path where VNNI accumulates in 32 bits.
-            let q80 = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 2))
+            let q80 = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 2))
             let raw = UnsafeMutableRawPointer(mutating: q80.base)
             for b in stride(from: 0, to: rows * cols / 32, by: 5) { raw.storeBytes(of: -128, toByteOffset: b * 34 + 2 + b % 32, as: Int8.self) }
             cases.append(("Q8_0 with -128", q80))
             cases.append(("Q8_0 interleaved", q80.interleavedForDecode(pool: ThreadPool(threads: 1))!))
-            cases.append(("MLX 8-bit g64", Quantizer.quantize(
+            cases.append(("MLX 8-bit g64", try Quantizer.quantize(
                 randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)),
                 pool: ThreadPool(threads: 2))))
         }
@@ -230,7 +230,7 @@ final class QuantKernelTests: XCTestCase {
     /// Values in [-1, 1]: each format's error stays within one step of its grid (formats
     /// anchored on one edge, like Q4_0 and MLX, can be a full step off at the other edge;
     /// those with a min and a step rounded to nearest stay within half a step).
-    func testRoundTripErrorIsWithinAQuantizationStep() {
+    func testRoundTripErrorIsWithinAQuantizationStep() throws {
         let cols = 256
         let x = randoms(4 * cols)
         let bounds: [(WeightFormat, Float)] = [
@@ -239,7 +239,7 @@ final class QuantKernelTests: XCTestCase {
             (.mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), 2.0 / 15), (.mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)), 2.0 / 255),
         ]
         for (format, step) in bounds {
-            let w = Quantizer.quantize(x, rows: 4, cols: cols, to: format, pool: ThreadPool(threads: 1))
+            let w = try Quantizer.quantize(x, rows: 4, cols: cols, to: format, pool: ThreadPool(threads: 1))
             let back = w.toFloats()
             let worst = zip(back, x).map { abs($0 - $1) }.max()!
             XCTAssertLessThanOrEqual(worst, step * 1.02, format.name)
@@ -247,10 +247,10 @@ final class QuantKernelTests: XCTestCase {
         }
     }
 
-    func testPrefillPathDequantizesExactly() {
+    func testPrefillPathDequantizesExactly() throws {
         let rows = 70, cols = 256, count = 3
         for format in Self.producible {
-            let w = Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
+            let w = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
             let x = randoms(count * cols)
             var y = [Float](repeating: .nan, count: count * rows)
             Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))
@@ -258,13 +258,68 @@ final class QuantKernelTests: XCTestCase {
         }
     }
 
-    func testActivationQuantizationMatchesReference() {
+    func testActivationQuantizationMatchesReference() throws {
         let x = randoms(256, scale: 5)
-        let w = Quantizer.quantize([Float](repeating: 1, count: 256), rows: 1, cols: 256, to: .ggml(.q8_0), pool: ThreadPool(threads: 1))
+        let w = try Quantizer.quantize([Float](repeating: 1, count: 256), rows: 1, cols: 256, to: .ggml(.q8_0), pool: ThreadPool(threads: 1))
         // With all-one weights the product is the sum of the quantized activations.
         let expected = Reference.quantizeActivations(x).reduce(0, +)
         // (All-one weights are stored as 127 steps of f16(1/127), not exactly 1.)
         XCTAssertEqual(matvec(w, x, threads: 1)[0], expected, accuracy: abs(expected) * 0x1p-10 + 1e-4)
         XCTAssertNotEqual(matvec(w, x, threads: 1)[0], x.reduce(0, +), "activations are quantized")
+    }
+
+    /// Every producible format refuses a NaN or infinity planted at a random element, naming
+    /// that element (the lowest bad one when two are planted), at one and two threads; the
+    /// old quantizers stored finite codes for them (amax ignores NaN) and returned normally.
+    func testNonFiniteSourceValuesAreRefusedAtTheirElement() throws {
+        let formats: [WeightFormat] = [
+            .dense(.f16), .dense(.bf16), .ggml(.q8_0), .ggml(.q4_0), .ggml(.q4_1), .ggml(.q5_0), .ggml(.q5_1), .ggml(.q4_K),
+            .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), .mlx(.init(bits: 8, groupSize: 32, scaleType: .f32)),
+        ]
+        let rows = 12, cols = 512
+        for format in formats {
+            for bad: Float in [.nan, .infinity, -.infinity] {
+                var x = randoms(rows * cols)
+                let first = Int.random(in: cols..<(rows * cols - 1), using: &rng)
+                let second = Int.random(in: (first + 1)..<(rows * cols), using: &rng)
+                x[second] = .nan
+                x[first] = bad
+                for threads in [1, 2] {
+                    XCTAssertThrowsError(try Quantizer.quantize(x, rows: rows, cols: cols, to: format, pool: ThreadPool(threads: threads)), "\(format.name)") { e in
+                        guard let u = e as? UnquantizableWeight else { return XCTFail("\(format.name): \(e)") }
+                        XCTAssertEqual(u.index, first, "\(format.name) \(bad)")
+                        XCTAssertEqual(u.row, first / cols)
+                        XCTAssertFalse(u.overflows)
+                        XCTAssertTrue(u.description.contains(bad.isNaN ? "NaN" : "infinity"), u.description)
+                    }
+                }
+            }
+            // The same values without the planted ones convert.
+            XCTAssertNoThrow(try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2)))
+        }
+    }
+
+    /// Finite values past what a format's f16 values or block scales hold are refused too
+    /// (they would decode as infinity); values just inside convert.
+    func testValuesBeyondTheFormatsRangeAreRefused() throws {
+        let cols = 256
+        let cases: [(WeightFormat, inside: Float, beyond: Float)] = [
+            (.dense(.f16), 65504, 70000),        // f16's largest finite value is 65504
+            (.ggml(.q8_0), 127 * 60000, 127 * 70000),  // its scale amax/127 is stored in f16
+            (.ggml(.q4_0), 8 * 60000, 8 * 70000),      // scale max/-8, in f16
+        ]
+        for (format, inside, beyond) in cases {
+            var x = randoms(2 * cols)
+            let at = Int.random(in: 0..<(2 * cols), using: &rng)
+            x[at] = inside
+            XCTAssertNoThrow(try Quantizer.quantize(x, rows: 2, cols: cols, to: format, pool: ThreadPool(threads: 1)), "\(format.name) \(inside)")
+            x[at] = -beyond
+            XCTAssertThrowsError(try Quantizer.quantize(x, rows: 2, cols: cols, to: format, pool: ThreadPool(threads: 1))) { e in
+                guard let u = e as? UnquantizableWeight else { return XCTFail("\(e)") }
+                XCTAssertTrue(u.overflows, "\(format.name)")
+                XCTAssertEqual(u.index, at, "\(format.name): the block's largest value is named")
+                XCTAssertTrue(u.description.contains("beyond what \(format.name)"), u.description)
+            }
+        }
     }
 }

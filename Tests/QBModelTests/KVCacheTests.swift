@@ -30,19 +30,19 @@ final class KVCacheTests: XCTestCase {
 
     /// The query a cache of `type` dots with its keys: a Q8_0 cache's kernels round the
     /// query to Q8_0 first (as GGML does for Q8_0 keys), through the format's own quantizer.
-    func heldQuery(_ q: [Float], type: KVCacheType) -> [Float] {
+    func heldQuery(_ q: [Float], type: KVCacheType) throws -> [Float] {
         guard type == .q8_0 else { return q }
-        return Quantizer.quantize(q, rows: 1, cols: q.count, to: .ggml(.q8_0), pool: ThreadPool(threads: 1)).toFloats()
+        return try Quantizer.quantize(q, rows: 1, cols: q.count, to: .ggml(.q8_0), pool: ThreadPool(threads: 1)).toFloats()
     }
 
-    func testAttentionMatchesReferenceForEveryCacheType() {
+    func testAttentionMatchesReferenceForEveryCacheType() throws {
         let hd = 64, n = 300
         for type in KVCacheType.allCases {
             let (cache, keys, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
             let q = (0..<hd).map { _ in Float.random(in: -1...1, using: &rng) }
             var scores = [Float](repeating: 0, count: n), out = [Float](repeating: 0, count: hd)
             cache.attend(layer: 0, head: 0, query: q, count: n, scale: 0.125, scores: &scores, out: &out)
-            let expected = Reference.attentionHead(q: heldQuery(q, type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
+            let expected = Reference.attentionHead(q: try heldQuery(q, type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
             let worst = zip(out, expected).map { abs($0 - $1) }.max()!
             XCTAssertLessThan(worst, 1e-5, type.rawValue)
             // And the held values are the stored ones to the type's precision.
@@ -54,7 +54,7 @@ final class KVCacheTests: XCTestCase {
     /// Grouped-query attention (each cached row read once for the heads that share it)
     /// against the reference per head, over the held values, for tile remainders, head
     /// sizes with and without a whole number of 64-column blocks, and group sizes 1 to 8.
-    func testGroupedAttentionMatchesReferencePerHead() {
+    func testGroupedAttentionMatchesReferencePerHead() throws {
         for type in KVCacheType.allCases {
             for (hd, n, group) in [(64, 1, 4), (64, 37, 4), (64, 4100, 4), (96, 16, 2), (128, 9, 1), (128, 40, 3), (32, 300, 3), (160, 48, 8), (64, 33, 17)] {
                 let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
@@ -63,7 +63,7 @@ final class KVCacheTests: XCTestCase {
                 cache.attendGroup(layer: 0, head: 0, queries: q, group: group, count: n, scale: 0.125, scores: &scores, out: &out)
                 for g in 0..<group {
                     let expected = Reference.attentionHead(
-                        q: heldQuery(Array(q[(g * hd)..<((g + 1) * hd)]), type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
+                        q: try heldQuery(Array(q[(g * hd)..<((g + 1) * hd)]), type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
                     let worst = zip(out[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
                     XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) head \(g) of \(group)")
                 }
@@ -76,7 +76,7 @@ final class KVCacheTests: XCTestCase {
     /// tile, on its boundary, one row before it, cover the whole cache, or hold one row, so
     /// the tiled Q8_0/f16 loops' remainders fall everywhere. Seeded (printed, replay with
     /// QB_TEST_SEED).
-    func testWindowedAttentionMatchesReferenceForEveryCacheType() {
+    func testWindowedAttentionMatchesReferenceForEveryCacheType() throws {
         let seed = ProcessInfo.processInfo.environment["QB_TEST_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("testWindowedAttentionMatchesReferenceForEveryCacheType random seed \(seed) (replay: QB_TEST_SEED=\(seed) swift test --filter KVCacheTests)")
         var seeded = SplitMix64(seed: seed)
@@ -95,7 +95,7 @@ final class KVCacheTests: XCTestCase {
                 for g in 0..<group {
                     let query = Array(q[(g * hd)..<((g + 1) * hd)])
                     let expected = Reference.attentionHead(
-                        q: heldQuery(query, type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125, first: first)
+                        q: try heldQuery(query, type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125, first: first)
                     let worst = zip(out[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
                     XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) first \(first) head \(g) of \(group)")
                     cache.attend(layer: 0, head: 0, query: query, first: first, count: n, scale: 0.125, scores: &one, out: &single)

@@ -24,7 +24,7 @@ final class MLXOracleTests: XCTestCase {
             let qData = try Data(contentsOf: dir.appendingPathComponent("q.u32"))
             let theirQ = qData.withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) }
 
-            let ours = Quantizer.quantize(values, rows: rows, cols: cols, to: .mlx(.init(bits: bits, groupSize: group, scaleType: .f32)), pool: ThreadPool(threads: 2))
+            let ours = try Quantizer.quantize(values, rows: rows, cols: cols, to: .mlx(.init(bits: bits, groupSize: group, scaleType: .f32)), pool: ThreadPool(threads: 2))
             let groups = rows * cols / group
             let ourScales = Array(UnsafeBufferPointer(start: ours.scales!.assumingMemoryBound(to: Float.self), count: groups))
             let ourBiases = Array(UnsafeBufferPointer(start: ours.biases!.assumingMemoryBound(to: Float.self), count: groups))

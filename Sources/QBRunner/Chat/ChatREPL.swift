@@ -13,6 +13,10 @@ public struct ChatConsole: Sendable {
     public var writeError: @Sendable (String) -> Void
     /// Show a prompt before each line (when the input is a terminal).
     public var showsPrompt: Bool
+    /// A line editor that shows the prompt itself (and redraws it while the line is
+    /// edited); when set and `showsPrompt`, it is used instead of writing the prompt and
+    /// calling `readLine`.
+    public var readLineWithPrompt: (@Sendable (String) -> String?)?
     /// Called with true before a reply streams and false after it (the terminal stops
     /// echoing and drops what was typed meanwhile, so nothing typed leaks into a reply).
     public var replying: @Sendable (Bool) -> Void = { _ in }
@@ -38,8 +42,14 @@ public enum ChatREPL {
     public static func run(_ engine: ChatEngine, console: ChatConsole) async {
         var replies = 0, tokens = 0, decodeSeconds = 0.0
         while true {
-            if console.showsPrompt { console.write(prompt) }
-            guard let line = console.readLine() else {
+            let read: String?
+            if console.showsPrompt, let edited = console.readLineWithPrompt {
+                read = edited(prompt)
+            } else {
+                if console.showsPrompt { console.write(prompt) }
+                read = console.readLine()
+            }
+            guard let line = read else {
                 // Ctrl-D: end the prompt's line so the shell starts on a fresh one, with a
                 // one-line summary of the session.
                 if console.showsPrompt {

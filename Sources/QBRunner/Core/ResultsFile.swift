@@ -35,6 +35,26 @@ public enum ResultsFile {
         return try decode(data, path: path)
     }
 
+    /// A results file's bytes and the `schema` it declares (nil when it declares none):
+    /// what `compare` reads first to know which kind of result it holds. Deep nesting is
+    /// refused before any recursive parse.
+    public static func declaredSchema(path: String) throws -> (data: Data, schema: String?) {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LocatedError(path: path, "cannot read the results file")
+        }
+        do {
+            try NestingDepth.checkJSON(data)
+        } catch {
+            throw LocatedError(path: path, line: error.line, "not valid JSON: nesting deeper than \(error.limit) levels")
+        }
+        struct Header: Decodable { let schema: String? }
+        do {
+            return (data, try decoder().decode(Header.self, from: data).schema)
+        } catch {
+            throw locate(error, data: data, path: path)
+        }
+    }
+
     /// Decodes a results file, checking the schema name and version first.
     public static func decode(_ data: Data, path: String) throws -> BenchResult {
         // JSONDecoder (and the YAML parser that locates errors) recurse once per level.

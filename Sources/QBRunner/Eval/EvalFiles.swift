@@ -35,4 +35,28 @@ public enum EvalFiles {
             (data, json),
         ])
     }
+
+    /// Reads an eval result, checking the schema name and version first (a bench result
+    /// given here says so), the nesting depth before any recursive parse.
+    public static func load(path: String) throws -> EvalResult {
+        let (data, schema) = try ResultsFile.declaredSchema(path: path)
+        guard schema == EvalResult.schemaName else {
+            throw ResultsFile.located(["schema"], data: data, path: path, "not a quantbench eval result (schema is \(schema.map { "'\($0)'" } ?? "missing"), expected '\(EvalResult.schemaName)')")
+        }
+        struct Version: Decodable {
+            let schemaVersion: Int?
+            enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
+        }
+        let version = try? ResultsFile.decoder().decode(Version.self, from: data)
+        guard version?.schemaVersion == EvalResult.currentSchemaVersion else {
+            throw ResultsFile.located(
+                ["schema_version"], data: data, path: path,
+                "schema_version \(version?.schemaVersion.map(String.init) ?? "missing") is not one this build reads (\(EvalResult.currentSchemaVersion))")
+        }
+        do {
+            return try ResultsFile.decoder().decode(EvalResult.self, from: data)
+        } catch {
+            throw ResultsFile.locate(error, data: data, path: path)
+        }
+    }
 }
