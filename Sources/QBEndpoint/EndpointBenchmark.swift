@@ -40,6 +40,9 @@ public struct EndpointSettings: Sendable {
     public var slo: ServiceLevels?
     public var timeoutSeconds = 300.0
     public var maxErrorRate = 0.0
+    /// Start every prompt with `Request <level>.<n>: ` (`Request w<n>: ` for the warmup) so
+    /// repeated prompts share no prefix a server could reuse from an earlier request.
+    public var uniquePrompts = false
 
     public init(target: EndpointTarget, levels: [LoadMode]) {
         self.target = target
@@ -107,7 +110,8 @@ public struct EndpointBenchmark: Sendable {
     }
 
     /// One streamed request, as the client saw it.
-    func request(_ index: Int, _ prompt: EndpointPrompt, model: String, levelStart: UInt64) async -> RequestRecord {
+    func request(_ index: Int, _ prompt: EndpointPrompt, model: String, levelStart: UInt64, label: String) async -> RequestRecord {
+        let prefix = settings.uniquePrompts ? "Request \(label)\(index + 1): " : nil
         let start = HTTPStreamClient.now()
         var r = RequestRecord(
             index: index, prompt: prompt.id, api: prompt.chat ? "chat" : "completions",
@@ -117,7 +121,7 @@ public struct EndpointBenchmark: Sendable {
         do {
             try await client.send(
                 settings.target, method: .POST, path: settings.target.basePath + (prompt.chat ? "/chat/completions" : "/completions"),
-                body: prompt.body(model: model), accept: "text/event-stream", timeoutSeconds: settings.timeoutSeconds
+                body: prompt.body(model: model, prefix: prefix), accept: "text/event-stream", timeoutSeconds: settings.timeoutSeconds
             ) { event, t in observer.withLock { $0.handle(event, at: t) } }
         } catch let e as HTTPStreamFailure {
             failure = e
@@ -129,7 +133,7 @@ public struct EndpointBenchmark: Sendable {
     }
 
     /// Runs one level; the records in the order the requests were sent.
-    func level(_ mode: LoadMode, prompts: [EndpointPrompt], model: String) async -> (records: [RequestRecord], wall: Double) {
+    func level(_ mode: LoadMode, prompts: [EndpointPrompt], model: String, label: String) async -> (records: [RequestRecord], wall: Double) {
         let limit = settings.requests(for: mode) ?? Int.max
         let levelStart = HTTPStreamClient.now()
         let deadline = settings.durationSeconds.map { levelStart + UInt64($0 * 1e9) }
@@ -142,7 +146,7 @@ public struct EndpointBenchmark: Sendable {
                     group.addTask {
                         var mine: [RequestRecord] = []
                         while let i = claims.next() {
-                            mine.append(await self.request(i, prompts[i % prompts.count], model: model, levelStart: levelStart))
+                            mine.append(await self.request(i, prompts[i % prompts.count], model: model, levelStart: levelStart, label: label))
                         }
                         return mine
                     }
@@ -165,7 +169,7 @@ public struct EndpointBenchmark: Sendable {
                     if let slots { await slots.acquire() }
                     let index = i
                     group.addTask {
-                        let r = await self.request(index, prompts[index % prompts.count], model: model, levelStart: levelStart)
+                        let r = await self.request(index, prompts[index % prompts.count], model: model, levelStart: levelStart, label: label)
                         if let slots { await slots.release() }
                         return r
                     }
@@ -192,7 +196,7 @@ public struct EndpointBenchmark: Sendable {
             throw EndpointError.badReply(url: settings.target.url, reason: "the server lists no model; name one with --model")
         }
         for i in 0..<settings.warmup {
-            let r = await request(i, prompts[i % prompts.count], model: model, levelStart: HTTPStreamClient.now())
+            let r = await request(i, prompts[i % prompts.count], model: model, levelStart: HTTPStreamClient.now(), label: "w")
             if r.error == "connect" {
                 throw EndpointError.unreachable(url: settings.target.url, reason: r.errorDetail ?? "connection failed")
             }
@@ -200,9 +204,9 @@ public struct EndpointBenchmark: Sendable {
         }
         var levels: [LoadLevel] = []
         var cases: [CaseResult] = []
-        for mode in settings.levels {
+        for (n, mode) in settings.levels.enumerated() {
             progress("\(mode.caseID): running")
-            let (records, wall) = await level(mode, prompts: prompts, model: model)
+            let (records, wall) = await level(mode, prompts: prompts, model: model, label: "\(n + 1).")
             let (level, result) = summarize(mode, records: records, wall: wall, skipped: skipped)
             progress(
                 "\(mode.caseID): \(level.completed)/\(level.sent) ok, \(String(format: "%.2f", level.requestsPerSecond)) req/s, "
@@ -232,6 +236,7 @@ public struct EndpointBenchmark: Sendable {
             url: settings.target.url, model: model, serverModels: served, api: settings.api.rawValue,
             numRequests: settings.numRequests, durationSeconds: settings.durationSeconds, maxTokens: settings.maxTokens,
             timeoutSeconds: settings.timeoutSeconds, maxErrorRate: settings.maxErrorRate, slo: settings.slo, levels: levels)
+        result.endpoint?.uniquePrompts = settings.uniquePrompts ? true : nil
         return result
     }
 

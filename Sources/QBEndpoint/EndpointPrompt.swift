@@ -90,8 +90,26 @@ public struct EndpointPrompt: Sendable, Equatable {
         return (prompts, skipped)
     }
 
-    /// The streamed request's body.
-    public func body(model: String) -> [UInt8] {
+    /// The streamed request's body. `prefix` goes before the prompt text (the first
+    /// message's content for chat), so requests that would repeat a prompt differ from their
+    /// first tokens and no server can answer them from a cached prefix.
+    public func body(model: String, prefix: String? = nil) -> [UInt8] {
+        var fields = self.fields
+        if let prefix, let i = fields.firstIndex(where: { $0.key == "prompt" || $0.key == "messages" }) {
+            switch fields[i].value {
+            case .string(let text):
+                fields[i].value = .string(prefix + text)
+            case .array(var messages):
+                if var first = messages.first?.objectValue, let content = first["content"]?.stringValue,
+                   let j = first.members.firstIndex(where: { $0.key == "content" }) {
+                    first.members[j].value = .string(prefix + content)
+                    messages[0] = .object(first)
+                    fields[i].value = .array(messages)
+                }
+            default:
+                break
+            }
+        }
         let members: [(key: String, value: JSONValue)] = [("model", .string(model))] + fields + [
             ("stream", .bool(true)), ("stream_options", .object(JSONObject(members: [("include_usage", .bool(true))]))),
         ]

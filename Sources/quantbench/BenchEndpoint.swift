@@ -40,6 +40,9 @@ struct EndpointOptions: ParsableArguments {
     @Option(name: .customLong("max-error-rate"), help: "With --endpoint: the share of failed requests (0-1) a level may have and still pass.")
     var maxErrorRate: Double = 0
 
+    @Flag(name: .customLong("unique-prompts"), help: "With --endpoint: start every prompt with 'Request <level>.<n>: ' so no request shares a prefix with an earlier one (a server's prompt cache cannot answer it; vllm bench serve's random prompts do the same).")
+    var uniquePrompts = false
+
     /// The load levels: each concurrency, or each rate (capped by a single concurrency).
     func levels() throws -> [LoadMode] {
         let counts = try Bench.list(concurrency, "--concurrency", minimum: 1)
@@ -85,7 +88,7 @@ struct EndpointOptions: ParsableArguments {
             apiKey.map { _ in "--api-key" }, api != "auto" ? "--api" : nil, concurrency.map { _ in "--concurrency" },
             requestRate.map { _ in "--request-rate" }, numRequests.map { _ in "--num-requests" }, duration.map { _ in "--duration" },
             maxTokens.map { _ in "--max-tokens" }, slo.map { _ in "--slo" }, timeout != 300 ? "--timeout" : nil,
-            maxErrorRate != 0 ? "--max-error-rate" : nil,
+            maxErrorRate != 0 ? "--max-error-rate" : nil, uniquePrompts ? "--unique-prompts" : nil,
         ].compactMap { $0 }
     }
 
@@ -144,6 +147,7 @@ extension Bench {
         settings.slo = try e.slo.map(EndpointOptions.parseSLO)
         settings.timeoutSeconds = e.timeout
         settings.maxErrorRate = e.maxErrorRate
+        settings.uniquePrompts = e.uniquePrompts
         let client = HTTPStreamClient()
         let quiet = json
         let result: BenchResult

@@ -180,7 +180,7 @@ final class EndpointBenchTests: XCTestCase {
             let out = dir.appendingPathComponent(name)
             let r = try quantbench([
                 "bench", "--endpoint", "http://127.0.0.1:\(server.port)/v1", "--request-rate", "20", "--concurrency", "2",
-                "--num-requests", "12", "--seed", "7", "--warmup", "0", "--max-tokens", "4", "--out", out.path, "--no-db",
+                "--num-requests", "12", "--seed", "7", "--warmup", "0", "--max-tokens", "4", "--unique-prompts", "--out", out.path, "--no-db",
             ])
             XCTAssertEqual(r.status, 0, r.stderr + r.stdout)
             return try XCTUnwrap(load(out).endpoint?.levels.first)
@@ -190,6 +190,7 @@ final class EndpointBenchTests: XCTestCase {
         XCTAssertEqual(a.mode, "rate")
         XCTAssertEqual(a.seed, 7)
         XCTAssertEqual(a.completed, 12)
+        XCTAssertEqual(try load(dir.appendingPathComponent("a.json")).endpoint?.uniquePrompts, true)
         // 12 arrivals at 20/s take about 0.6 s; both runs drew the same gaps.
         let starts = a.requests.map(\.startSeconds)
         XCTAssertEqual(starts, starts.sorted())
@@ -395,6 +396,9 @@ final class EndpointPartsTests: XCTestCase {
         let body = String(decoding: prompts[2].body(model: "m"), as: UTF8.self)
         XCTAssertTrue(body.hasPrefix(#"{"model":"m","messages":[{"role":"system""#), body)
         XCTAssertTrue(body.contains(#""stream":true,"stream_options":{"include_usage":true}"#), body)
+        let prefixed = String(decoding: prompts[2].body(model: "m", prefix: "Request 1.7: "), as: UTF8.self)
+        XCTAssertTrue(prefixed.contains(#"[{"role":"system","content":"Request 1.7: You are"#), prefixed)
+        XCTAssertTrue(String(decoding: prompts[0].body(model: "m", prefix: "P "), as: UTF8.self).contains(#""prompt":"P Once upon a time""#))
         XCTAssertTrue(EndpointPrompt.from(suite, api: .completions, maxTokens: 5).prompts.allSatisfy { !$0.chat && $0.maxTokens == 5 })
     }
 

@@ -23,11 +23,14 @@ public struct EndpointRun: Codable, Sendable, Equatable {
     /// The share of failed requests a level may have and still pass (`--max-error-rate`).
     public var maxErrorRate: Double
     public var slo: ServiceLevels?
+    /// `--unique-prompts`: every prompt started with its request number.
+    public var uniquePrompts: Bool?
     public var levels: [LoadLevel]
 
     enum CodingKeys: String, CodingKey {
         case url, model, serverModels = "server_models", api, numRequests = "num_requests", durationSeconds = "duration_s"
-        case maxTokens = "max_tokens", timeoutSeconds = "timeout_s", maxErrorRate = "max_error_rate", slo, levels
+        case maxTokens = "max_tokens", timeoutSeconds = "timeout_s", maxErrorRate = "max_error_rate", slo
+        case uniquePrompts = "unique_prompts", levels
     }
 
     public init(
