@@ -162,6 +162,8 @@ public struct EndpointBenchmark: Sendable {
                 while i < limit {
                     // Exponential gaps: -ln(1 - u) / rate, u uniform in [0, 1).
                     at += -Foundation.log1p(-rng.nextUnit()) / rate
+                    // Past a year the schedule is over (and nanoseconds would overflow).
+                    if at > 3.2e7 { break }
                     let when = levelStart + UInt64(at * 1e9)
                     if let deadline, when >= deadline { break }
                     let now = HTTPStreamClient.now()

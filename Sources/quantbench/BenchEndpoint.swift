@@ -50,8 +50,8 @@ struct EndpointOptions: ParsableArguments {
         guard let requestRate else { return counts.isEmpty ? [.concurrency(1)] : counts.map { .concurrency($0) } }
         if counts.count > 1 { throw ValidationError("--request-rate takes one --concurrency (the most requests in flight), got \(counts.count)") }
         let rates = try requestRate.split(separator: ",").map { part -> Double in
-            guard let r = Double(part.trimmingCharacters(in: .whitespaces)), r.isFinite, r > 0, r <= 1e6 else {
-                throw ValidationError("--request-rate takes comma-separated positive numbers (requests per second), got '\(requestRate)'")
+            guard let r = Double(part.trimmingCharacters(in: .whitespaces)), r.isFinite, r >= 0.001, r <= 1e6 else {
+                throw ValidationError("--request-rate takes comma-separated numbers from 0.001 to 1000000 (requests per second), got '\(requestRate)'")
             }
             return r
         }

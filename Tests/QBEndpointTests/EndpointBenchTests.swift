@@ -223,6 +223,7 @@ final class EndpointBenchTests: XCTestCase {
             (["--endpoint", "http://127.0.0.1:1", "--slo", "latency=1"], "unknown objective"),
             (["--endpoint", "http://127.0.0.1:1", "--request-rate", "0"], "--request-rate"),
             (["--endpoint", "http://127.0.0.1:1", "--request-rate", "nan"], "--request-rate"),
+            (["--endpoint", "http://127.0.0.1:1", "--request-rate", "1e-300"], "--request-rate"),
             (["--endpoint", "http://127.0.0.1:1", "--concurrency", "0"], "--concurrency"),
             (["--endpoint", "http://127.0.0.1:1", "--api", "embeddings"], "--api"),
             (["--endpoint", "http://127.0.0.1:1", "--max-error-rate", "2"], "--max-error-rate"),
