@@ -11,6 +11,8 @@ public enum EndpointError: Error, Sendable, CustomStringConvertible, Equatable {
     case badOption(flag: String, reason: String)
     /// The suite has no case whose prompt can be sent over HTTP.
     case noPrompts(suite: String, reason: String)
+    /// A `--dataset` file that cannot be read, or a line of it that is not a prompt.
+    case badDataset(path: String, line: Int?, reason: String)
 
     public var description: String {
         switch self {
@@ -19,6 +21,7 @@ public enum EndpointError: Error, Sendable, CustomStringConvertible, Equatable {
         case .badReply(let url, let reason): return "--endpoint \(url): \(reason)"
         case .badOption(let flag, let reason): return "\(flag): \(reason)"
         case .noPrompts(let suite, let reason): return "suite '\(suite)': \(reason)"
+        case .badDataset(let path, let line, let reason): return "--dataset \(path)\(line.map { ":\($0)" } ?? ""): \(reason)"
         }
     }
 }

@@ -40,6 +40,9 @@ struct EndpointOptions: ParsableArguments {
     @Option(name: .customLong("max-error-rate"), help: "With --endpoint: the share of failed requests (0-1) a level may have and still pass.")
     var maxErrorRate: Double = 0
 
+    @Option(help: "With --endpoint: prompts from a JSON Lines file instead of the suite, one object per line: prompt (text) or messages (chat), optional id, max_tokens (default 128) and temperature (default 0).")
+    var dataset: String?
+
     @Flag(name: .customLong("unique-prompts"), help: "With --endpoint: start every prompt with 'Request <level>.<n>: ' so no request shares a prefix with an earlier one (a server's prompt cache cannot answer it; vllm bench serve's random prompts do the same).")
     var uniquePrompts = false
 
@@ -89,6 +92,7 @@ struct EndpointOptions: ParsableArguments {
             requestRate.map { _ in "--request-rate" }, numRequests.map { _ in "--num-requests" }, duration.map { _ in "--duration" },
             maxTokens.map { _ in "--max-tokens" }, slo.map { _ in "--slo" }, timeout != 300 ? "--timeout" : nil,
             maxErrorRate != 0 ? "--max-error-rate" : nil, uniquePrompts ? "--unique-prompts" : nil,
+            dataset.map { _ in "--dataset" },
         ].compactMap { $0 }
     }
 
@@ -131,8 +135,16 @@ extension Bench {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        let suite = try SuiteLoader.resolve(self.suite ?? SuiteLoader.defaultSuite)
-        let suitePath: String? = self.suite.flatMap { try? SuiteLoader.locate($0) }
+        if e.dataset != nil && self.suite != nil { throw ValidationError("--dataset and --suite are alternatives; give one") }
+        let suite: Suite
+        do {
+            suite = try e.dataset.map { path throws(EndpointError) in try EndpointDataset.load(path: path) }
+                ?? SuiteLoader.resolve(self.suite ?? SuiteLoader.defaultSuite)
+        } catch let error as EndpointError {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let suitePath: String? = e.dataset ?? self.suite.flatMap { try? SuiteLoader.locate($0) }
         for path in out.map({ [$0, ResultsFile.markdownURL(for: URL(fileURLWithPath: $0)).path] }) ?? ["results/results.json"] {
             try OutputGuard.check(output: path, kind: .file, flag: "--out", inputs: [suitePath])
         }

@@ -199,6 +199,57 @@ final class EndpointBenchTests: XCTestCase {
         for r in a.requests { XCTAssertLessThanOrEqual(r.outputTokens ?? 99, 4) }
     }
 
+    /// Prompts from a JSON Lines file: text lines to /completions, messages to chat, each
+    /// with its own max_tokens.
+    func testDatasetPrompts() throws {
+        let data = dir.appendingPathComponent("prompts.jsonl")
+        try Data((#"{"id": "story", "prompt": "Once upon a time", "max_tokens": 5}"# + "\n\n"
+            + #"{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}], "max_tokens": 3, "temperature": 0.5}"# + "\r\n").utf8)
+            .write(to: data)
+        let server = try serve()
+        defer { server.stop() }
+        let out = dir.appendingPathComponent("ds.json")
+        let r = try quantbench([
+            "bench", "--endpoint", "http://127.0.0.1:\(server.port)", "--dataset", data.path, "--num-requests", "4", "--warmup", "0",
+            "--out", out.path, "--no-db",
+        ])
+        XCTAssertEqual(r.status, 0, r.stderr + r.stdout)
+        let result = try load(out)
+        XCTAssertEqual(result.suite.name, "prompts")
+        let level = try XCTUnwrap(result.endpoint?.levels.first)
+        XCTAssertEqual(level.requests.map(\.prompt), ["story", "line-3", "story", "line-3"])
+        XCTAssertEqual(level.requests.map(\.api), ["completions", "chat", "completions", "chat"])
+        for req in level.requests { XCTAssertLessThanOrEqual(req.outputTokens ?? 99, req.api == "chat" ? 3 : 5) }
+    }
+
+    func testBadDatasetsNameFileLineAndField() throws {
+        let cases: [(String, String)] = [
+            ("{\"prompt\": \"a\"}\n{\"prompt\": 3}\n", ":2: prompt: expected a string"),
+            ("{\"prompt\": \"a\", \"max_token\": 3}\n", ":1: unknown field 'max_token'"),
+            ("{\"prompt\": \"a\", \"max_tokens\": 0}\n", ":1: max_tokens"),
+            ("{\"prompt\": \"a\", \"temperature\": -1}\n", ":1: temperature"),
+            ("{\"messages\": [{\"role\": \"robot\", \"content\": \"x\"}]}\n", ":1: messages[0].role"),
+            ("{\"messages\": []}\n", ":1: messages"),
+            ("{\"id\": \"x\"}\n", ":1: no prompt"),
+            ("[1, 2]\n", ":1: expected a JSON object"),
+            ("{\"prompt\": \"a\"\n", ":1: not valid JSON"),
+            ("\n\n", ": no prompts"),
+        ]
+        for (i, (text, expected)) in cases.enumerated() {
+            let file = dir.appendingPathComponent("bad\(i).jsonl")
+            try Data(text.utf8).write(to: file)
+            let r = try quantbench(["bench", "--endpoint", "http://127.0.0.1:1", "--dataset", file.path, "--no-db"])
+            XCTAssertEqual(r.status, 2, "\(text): \(r.stderr)")
+            XCTAssertTrue(r.stderr.contains("--dataset \(file.path)\(expected)"), "\(text): \(r.stderr)")
+        }
+        let missing = try quantbench(["bench", "--endpoint", "http://127.0.0.1:1", "--dataset", dir.appendingPathComponent("none.jsonl").path, "--no-db"])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("none.jsonl: cannot read"), missing.stderr)
+        let both = try quantbench(["bench", "--endpoint", "http://127.0.0.1:1", "--dataset", "x.jsonl", "--suite", "smoke", "--no-db"])
+        XCTAssertNotEqual(both.status, 0)
+        XCTAssertTrue(both.stderr.contains("--dataset and --suite are alternatives"), both.stderr)
+    }
+
     // MARK: - failures
 
     func testEndpointDownIsExit2AndWritesNothing() throws {
