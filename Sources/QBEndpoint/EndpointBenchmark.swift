@@ -8,8 +8,9 @@ import Synchronization
 public enum LoadMode: Sendable, Equatable {
     /// `n` clients, each sending its next request when the last one ends (closed loop).
     case concurrency(Int)
-    /// Requests arriving as a Poisson process of `rate` per second (exponential gaps from a
-    /// seeded generator; open loop), with at most `cap` in flight when given.
+    /// Requests arriving at `rate` per second (open loop): a Poisson process, or gamma gaps
+    /// of shape `EndpointSettings.burstiness` (`ArrivalGaps`), from a seeded generator, with
+    /// at most `cap` in flight when given.
     case rate(Double, cap: Int?)
 
     public var caseID: String {
@@ -43,6 +44,8 @@ public struct EndpointSettings: Sendable {
     /// Start every prompt with `Request <level>.<n>: ` (`Request w<n>: ` for the warmup) so
     /// repeated prompts share no prefix a server could reuse from an earlier request.
     public var uniquePrompts = false
+    /// The shape of the gamma-distributed gaps between arrivals in rate mode (1: Poisson).
+    public var burstiness = 1.0
 
     public init(target: EndpointTarget, levels: [LoadMode]) {
         self.target = target
@@ -154,14 +157,13 @@ public struct EndpointBenchmark: Sendable {
                 for await part in group { records += part }
             }
         case .rate(let rate, let cap):
-            var rng = SplitMix64(seed: settings.seed)
+            var gaps = ArrivalGaps(rate: rate, burstiness: settings.burstiness, seed: settings.seed)
             let slots = cap.map { InFlightLimit($0) }
             await withTaskGroup(of: RequestRecord.self) { group in
                 var at = 0.0
                 var i = 0
                 while i < limit {
-                    // Exponential gaps: -ln(1 - u) / rate, u uniform in [0, 1).
-                    at += -Foundation.log1p(-rng.nextUnit()) / rate
+                    at += gaps.next()
                     // Past a year the schedule is over (and nanoseconds would overflow).
                     if at > 3.2e7 { break }
                     let when = levelStart + UInt64(at * 1e9)
@@ -249,7 +251,9 @@ public struct EndpointBenchmark: Sendable {
         var level: LoadLevel
         switch mode {
         case .concurrency(let n): level = LoadLevel(caseID: mode.caseID, mode: "concurrency", concurrency: n, requestRate: nil, seed: nil)
-        case .rate(let r, let cap): level = LoadLevel(caseID: mode.caseID, mode: "rate", concurrency: cap, requestRate: r, seed: settings.seed)
+        case .rate(let r, let cap):
+            level = LoadLevel(caseID: mode.caseID, mode: "rate", concurrency: cap, requestRate: r, seed: settings.seed)
+            if settings.burstiness != 1 { level.burstiness = settings.burstiness }
         }
         let done = records.filter { $0.error == nil }
         level.wallSeconds = wall

@@ -22,6 +22,9 @@ struct EndpointOptions: ParsableArguments {
     @Option(name: .customLong("request-rate"), help: "With --endpoint: Poisson arrivals at R requests per second (seeded by --seed), one load level each (comma-separated).")
     var requestRate: String?
 
+    @Option(help: "With --endpoint and --request-rate: the gamma shape of the gaps between arrivals (1: Poisson; below 1 burstier, above 1 more even).")
+    var burstiness: Double = 1
+
     @Option(name: .customLong("num-requests"), help: "With --endpoint: requests per level (default: 4 per client, at least 16; 32 at a request rate; unlimited with --duration).")
     var numRequests: Int?
 
@@ -92,7 +95,7 @@ struct EndpointOptions: ParsableArguments {
             requestRate.map { _ in "--request-rate" }, numRequests.map { _ in "--num-requests" }, duration.map { _ in "--duration" },
             maxTokens.map { _ in "--max-tokens" }, slo.map { _ in "--slo" }, timeout != 300 ? "--timeout" : nil,
             maxErrorRate != 0 ? "--max-error-rate" : nil, uniquePrompts ? "--unique-prompts" : nil,
-            dataset.map { _ in "--dataset" },
+            dataset.map { _ in "--dataset" }, burstiness != 1 ? "--burstiness" : nil,
         ].compactMap { $0 }
     }
 
@@ -107,6 +110,8 @@ struct EndpointOptions: ParsableArguments {
         if let d = duration, !(d.isFinite && d > 0 && d <= 7 * 86400) { throw ValidationError("--duration must be a positive number of seconds (at most a week)") }
         if let m = maxTokens, !(1...1_000_000).contains(m) { throw ValidationError("--max-tokens must be between 1 and 1000000") }
         if let slo { _ = try Self.parseSLO(slo) }
+        guard burstiness.isFinite, burstiness >= 0.01, burstiness <= 100 else { throw ValidationError("--burstiness must be between 0.01 and 100") }
+        if burstiness != 1 && requestRate == nil { throw ValidationError("--burstiness goes with --request-rate") }
         guard timeout.isFinite, timeout > 0, timeout <= 86400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
         guard maxErrorRate.isFinite, (0...1).contains(maxErrorRate) else { throw ValidationError("--max-error-rate must be between 0 and 1") }
     }
@@ -160,6 +165,7 @@ extension Bench {
         settings.timeoutSeconds = e.timeout
         settings.maxErrorRate = e.maxErrorRate
         settings.uniquePrompts = e.uniquePrompts
+        settings.burstiness = e.burstiness
         let client = HTTPStreamClient()
         let quiet = json
         let result: BenchResult

@@ -171,8 +171,8 @@ final class EndpointBenchTests: XCTestCase {
         XCTAssertEqual(cmp.status, 0, cmp.stderr + cmp.stdout)
     }
 
-    /// Poisson arrivals: the same seed gives the same send times (to scheduling noise), and
-    /// a cap on requests in flight is kept.
+    /// Gamma arrivals (burstiness 0.5): the same seed gives the same send times (to
+    /// scheduling noise), and a cap on requests in flight is kept.
     func testRequestRateIsSeededPoisson() throws {
         let server = try serve()
         defer { server.stop() }
@@ -180,7 +180,7 @@ final class EndpointBenchTests: XCTestCase {
             let out = dir.appendingPathComponent(name)
             let r = try quantbench([
                 "bench", "--endpoint", "http://127.0.0.1:\(server.port)/v1", "--request-rate", "20", "--concurrency", "2",
-                "--num-requests", "12", "--seed", "7", "--warmup", "0", "--max-tokens", "4", "--unique-prompts", "--out", out.path, "--no-db",
+                "--num-requests", "12", "--seed", "7", "--warmup", "0", "--max-tokens", "4", "--unique-prompts", "--burstiness", "0.5", "--out", out.path, "--no-db",
             ])
             XCTAssertEqual(r.status, 0, r.stderr + r.stdout)
             return try XCTUnwrap(load(out).endpoint?.levels.first)
@@ -189,6 +189,7 @@ final class EndpointBenchTests: XCTestCase {
         XCTAssertEqual(a.caseID, "rate-20-max2")
         XCTAssertEqual(a.mode, "rate")
         XCTAssertEqual(a.seed, 7)
+        XCTAssertEqual(a.burstiness, 0.5)
         XCTAssertEqual(a.completed, 12)
         XCTAssertEqual(try load(dir.appendingPathComponent("a.json")).endpoint?.uniquePrompts, true)
         // 12 arrivals at 20/s take about 0.6 s; both runs drew the same gaps.
@@ -275,6 +276,8 @@ final class EndpointBenchTests: XCTestCase {
             (["--endpoint", "http://127.0.0.1:1", "--request-rate", "0"], "--request-rate"),
             (["--endpoint", "http://127.0.0.1:1", "--request-rate", "nan"], "--request-rate"),
             (["--endpoint", "http://127.0.0.1:1", "--request-rate", "1e-300"], "--request-rate"),
+            (["--endpoint", "http://127.0.0.1:1", "--burstiness", "2"], "--burstiness goes with --request-rate"),
+            (["--endpoint", "http://127.0.0.1:1", "--request-rate", "2", "--burstiness", "0"], "--burstiness must be"),
             (["--endpoint", "http://127.0.0.1:1", "--concurrency", "0"], "--concurrency"),
             (["--endpoint", "http://127.0.0.1:1", "--api", "embeddings"], "--api"),
             (["--endpoint", "http://127.0.0.1:1", "--max-error-rate", "2"], "--max-error-rate"),
@@ -452,6 +455,22 @@ final class EndpointPartsTests: XCTestCase {
         XCTAssertTrue(prefixed.contains(#"[{"role":"system","content":"Request 1.7: You are"#), prefixed)
         XCTAssertTrue(String(decoding: prompts[0].body(model: "m", prefix: "P "), as: UTF8.self).contains(#""prompt":"P Once upon a time""#))
         XCTAssertTrue(EndpointPrompt.from(suite, api: .completions, maxTokens: 5).prompts.allSatisfy { !$0.chat && $0.maxTokens == 5 })
+    }
+
+    /// Gaps average 1 / rate at every burstiness; their coefficient of variation is
+    /// 1 / sqrt(shape) (1 for Poisson); the same seed draws the same gaps.
+    func testArrivalGaps() {
+        for shape in [0.25, 1, 4] {
+            var g = ArrivalGaps(rate: 5, burstiness: shape, seed: 11)
+            let xs = (0..<40_000).map { _ in g.next() }
+            let mean = xs.reduce(0, +) / Double(xs.count)
+            let sd = (xs.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(xs.count - 1)).squareRoot()
+            XCTAssertEqual(mean, 0.2, accuracy: 0.2 * 0.05, "shape \(shape)")
+            XCTAssertEqual(sd / mean, 1 / shape.squareRoot(), accuracy: 0.1 / shape.squareRoot(), "shape \(shape)")
+            XCTAssertTrue(xs.allSatisfy { $0.isFinite && $0 >= 0 })
+            var a = ArrivalGaps(rate: 5, burstiness: shape, seed: 3), b = ArrivalGaps(rate: 5, burstiness: shape, seed: 3)
+            XCTAssertEqual((0..<50).map { _ in a.next() }, (0..<50).map { _ in b.next() })
+        }
     }
 
     func testDistributionIgnoresNonFiniteAndEmpty() {

@@ -93,6 +93,8 @@ public struct LoadLevel: Codable, Sendable, Equatable {
     public var requestRate: Double?
     /// The seed of the arrival times (rate mode).
     public var seed: UInt64?
+    /// The gamma shape of the gaps between arrivals (`--burstiness`); absent for Poisson.
+    public var burstiness: Double?
     /// From the first request sent to the last one's end.
     public var wallSeconds: Double
     public var sent: Int
@@ -117,7 +119,7 @@ public struct LoadLevel: Codable, Sendable, Equatable {
     public var requests: [RequestRecord]
 
     enum CodingKeys: String, CodingKey {
-        case caseID = "case_id", mode, concurrency, requestRate = "request_rate", seed, wallSeconds = "wall_s", sent, completed
+        case caseID = "case_id", mode, concurrency, requestRate = "request_rate", seed, burstiness, wallSeconds = "wall_s", sent, completed
         case failed, errors, streamViolations = "stream_violations", promptTokens = "prompt_tokens"
         case outputTokens = "output_tokens", requestsPerSecond = "requests_per_s", outputTokensPerSecond = "output_tokens_per_s"
         case goodRequests = "good_requests", goodputRequestsPerSecond = "goodput_requests_per_s", distributions, requests
