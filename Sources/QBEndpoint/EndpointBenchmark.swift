@@ -44,6 +44,8 @@ public struct EndpointSettings: Sendable {
     /// Start every prompt with `Request <level>.<n>: ` (`Request w<n>: ` for the warmup) so
     /// repeated prompts share no prefix a server could reuse from an earlier request.
     public var uniquePrompts = false
+    /// How many prompts (the first ones) the stream-equals-whole check sends; 0: none.
+    public var consistencyPrompts = 8
     /// The shape of the gamma-distributed gaps between arrivals in rate mode (1: Poisson).
     public var burstiness = 1.0
 
@@ -115,6 +117,11 @@ public struct EndpointBenchmark: Sendable {
     /// One streamed request, as the client saw it.
     func request(_ index: Int, _ prompt: EndpointPrompt, model: String, levelStart: UInt64, label: String) async -> RequestRecord {
         let prefix = settings.uniquePrompts ? "Request \(label)\(index + 1): " : nil
+        return await streamed(index, prompt, model: model, levelStart: levelStart, prefix: prefix).record
+    }
+
+    /// One streamed request and the text its chunks carried.
+    func streamed(_ index: Int, _ prompt: EndpointPrompt, model: String, levelStart: UInt64, prefix: String?) async -> (record: RequestRecord, text: String) {
         let start = HTTPStreamClient.now()
         var r = RequestRecord(
             index: index, prompt: prompt.id, api: prompt.chat ? "chat" : "completions",
@@ -131,8 +138,72 @@ public struct EndpointBenchmark: Sendable {
         } catch {
             failure = .truncated("\(error)")
         }
-        observer.withLock { $0.record(into: &r, failure: failure) }
-        return r
+        let text = observer.withLock { o in
+            o.record(into: &r, failure: failure)
+            return o.text
+        }
+        return (r, text)
+    }
+
+    /// One non-streamed request: its text, or why there is none.
+    func whole(_ prompt: EndpointPrompt, model: String) async -> Result<String, ConsistencyFailure> {
+        var status = 0
+        var body: [UInt8] = []
+        do {
+            try await client.send(
+                settings.target, method: .POST, path: settings.target.basePath + (prompt.chat ? "/chat/completions" : "/completions"),
+                body: prompt.body(model: model, stream: false), accept: "application/json", timeoutSeconds: settings.timeoutSeconds
+            ) { event, _ in
+                switch event {
+                case .head(let s, _): status = s
+                case .body(let b): if body.count < 16 << 20 { body += b.readableBytesView }
+                case .end: break
+                }
+            }
+        } catch {
+            return .failure(ConsistencyFailure(reason: "the non-streamed request failed: \(error)"))
+        }
+        guard status == 200 else { return .failure(ConsistencyFailure(reason: "the non-streamed request answered HTTP \(status)")) }
+        let choice = (try? JSONReader.parse(Data(body)))?.objectValue?["choices"]?.arrayValue?.first?.objectValue
+        let text = prompt.chat ? choice?["message"]?.objectValue?["content"]?.stringValue : choice?["text"]?.stringValue
+        guard let text else { return .failure(ConsistencyFailure(reason: "the non-streamed reply has no choices[0] text")) }
+        return .success(text)
+    }
+
+    /// The same checks as in-process runs where they make sense over HTTP, on the first
+    /// `consistencyPrompts` prompts, one request at a time before the levels: a streamed
+    /// reply's text equals the non-streamed reply's (every prompt is greedy or seeded), and
+    /// no stop string appears in either.
+    func consistency(_ prompts: ArraySlice<EndpointPrompt>, model: String) async -> CaseResult {
+        var c = CaseResult(id: "stream-equals-whole", kind: .generate)
+        c.notes = ["one streamed and one non-streamed request per prompt, alone, before the load levels"]
+        var mismatches: [String] = [], leaks: [String] = []
+        for (i, p) in prompts.enumerated() {
+            let (record, streamedText) = await streamed(i, p, model: model, levelStart: HTTPStreamClient.now(), prefix: nil)
+            if let e = record.error {
+                mismatches.append("\(p.id): the streamed request failed (\(e): \(record.errorDetail ?? ""))")
+                continue
+            }
+            switch await whole(p, model: model) {
+            case .failure(let f):
+                mismatches.append("\(p.id): \(f.reason)")
+            case .success(let text):
+                if text != streamedText {
+                    let same = zip(text, streamedText).prefix { $0 == $1 }.count
+                    mismatches.append("\(p.id): texts differ from character \(same) (\(streamedText.count) streamed, \(text.count) whole)")
+                }
+                for stop in p.stops where text.contains(stop) || streamedText.contains(stop) {
+                    leaks.append("\(p.id): '\(stop)'")
+                }
+            }
+        }
+        c.checks.append(CheckResult(
+            "stream_equals_whole", mismatches.isEmpty,
+            mismatches.isEmpty ? "\(prompts.count) prompts: streamed text equals non-streamed text" : mismatches.joined(separator: "; ")))
+        c.checks.append(CheckResult(
+            "stop_strings_not_leaked", leaks.isEmpty, leaks.isEmpty ? "no stop string in any reply" : leaks.joined(separator: "; ")))
+        c.status = c.checks.allSatisfy(\.passed) ? .passed : .failed
+        return c
     }
 
     /// Runs one level; the records in the order the requests were sent.
@@ -208,6 +279,11 @@ public struct EndpointBenchmark: Sendable {
         }
         var levels: [LoadLevel] = []
         var cases: [CaseResult] = []
+        if settings.consistencyPrompts > 0 {
+            let check = await consistency(prompts.prefix(settings.consistencyPrompts), model: model)
+            progress("stream-equals-whole: \(check.status.rawValue)")
+            cases.append(check)
+        }
         for (n, mode) in settings.levels.enumerated() {
             progress("\(mode.caseID): running")
             let (records, wall) = await level(mode, prompts: prompts, model: model, label: "\(n + 1).")
@@ -350,6 +426,10 @@ final class RequestClaims: Sendable {
             return i
         }
     }
+}
+
+public struct ConsistencyFailure: Error, Sendable {
+    public let reason: String
 }
 
 /// At most `limit` requests in flight (rate mode with `--concurrency`): arrivals past it

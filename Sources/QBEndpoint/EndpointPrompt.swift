@@ -25,6 +25,11 @@ public struct EndpointPrompt: Sendable, Equatable {
             && JSONValue.object(JSONObject(members: a.fields)) == JSONValue.object(JSONObject(members: b.fields))
     }
 
+    /// The stop strings the request carries.
+    public var stops: [String] {
+        fields.first { $0.key == "stop" }?.value.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+
     /// The suite's cases that can be sent over HTTP: generation and chat cases with a text
     /// prompt or messages. Cases that need the engine itself (forced end of sequence, stop
     /// strings taken from the output, cancellation, throughput tests, prompts of token
@@ -93,7 +98,7 @@ public struct EndpointPrompt: Sendable, Equatable {
     /// The streamed request's body. `prefix` goes before the prompt text (the first
     /// message's content for chat), so requests that would repeat a prompt differ from their
     /// first tokens and no server can answer them from a cached prefix.
-    public func body(model: String, prefix: String? = nil) -> [UInt8] {
+    public func body(model: String, prefix: String? = nil, stream: Bool = true) -> [UInt8] {
         var fields = self.fields
         if let prefix, let i = fields.firstIndex(where: { $0.key == "prompt" || $0.key == "messages" }) {
             switch fields[i].value {
@@ -110,9 +115,9 @@ public struct EndpointPrompt: Sendable, Equatable {
                 break
             }
         }
-        let members: [(key: String, value: JSONValue)] = [("model", .string(model))] + fields + [
+        let members: [(key: String, value: JSONValue)] = [("model", .string(model))] + fields + (stream ? [
             ("stream", .bool(true)), ("stream_options", .object(JSONObject(members: [("include_usage", .bool(true))]))),
-        ]
+        ] : [("stream", .bool(false))])
         let text = JSONWriter.string(.object(JSONObject(members: members)), format: JSONWriter.Format(itemSeparator: ",", keySeparator: ":"))
         return Array(text.utf8)
     }

@@ -35,14 +35,18 @@ public enum EndpointReport {
                     + "\(String(format: "%.1f", l.outputTokensPerSecond)) | \(good) | \(ms("ttft_s")) | \(ms("tpot_s")) | \(ms("itl_s")) | \(e2e) |")
         }
         out.append("")
-        for (l, c) in zip(e.levels, r.cases) {
+        for c in r.cases where c.kind != .load {
+            out.append("- **\(c.id)**: " + c.checks.map { "\($0.name) \($0.passed ? "ok" : "FAILED"): \($0.detail)" }.joined(separator: "; "))
+        }
+        for l in e.levels {
+            guard let c = r.cases.first(where: { $0.id == l.caseID }) else { continue }
             let failed = c.checks.filter { !$0.passed }
             if !l.errors.isEmpty || !l.streamViolations.isEmpty || !failed.isEmpty {
                 out.append("- **\(l.caseID)**: " + (failed.isEmpty ? "passed" : "failed") + "; "
                     + c.checks.map { "\($0.name) \($0.passed ? "ok" : "FAILED"): \($0.detail)" }.joined(separator: "; "))
             }
         }
-        if let notes = r.cases.first?.notes, !notes.isEmpty {
+        if let notes = r.cases.first(where: { $0.kind == .load })?.notes, !notes.isEmpty {
             out.append("- **notes**: " + notes.joined(separator: "; "))
         }
         return out.joined(separator: "\n") + "\n"

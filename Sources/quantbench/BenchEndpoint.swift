@@ -25,6 +25,9 @@ struct EndpointOptions: ParsableArguments {
     @Option(help: "With --endpoint and --request-rate: the gamma shape of the gaps between arrivals (1: Poisson; below 1 burstier, above 1 more even).")
     var burstiness: Double = 1
 
+    @Option(name: .customLong("consistency-prompts"), help: "With --endpoint: before the levels, send the first N prompts once streamed and once not, one at a time, and check the texts are equal and free of stop strings (0: skip).")
+    var consistencyPrompts: Int = 8
+
     @Option(name: .customLong("num-requests"), help: "With --endpoint: requests per level (default: 4 per client, at least 16; 32 at a request rate; unlimited with --duration).")
     var numRequests: Int?
 
@@ -96,6 +99,7 @@ struct EndpointOptions: ParsableArguments {
             maxTokens.map { _ in "--max-tokens" }, slo.map { _ in "--slo" }, timeout != 300 ? "--timeout" : nil,
             maxErrorRate != 0 ? "--max-error-rate" : nil, uniquePrompts ? "--unique-prompts" : nil,
             dataset.map { _ in "--dataset" }, burstiness != 1 ? "--burstiness" : nil,
+            consistencyPrompts != 8 ? "--consistency-prompts" : nil,
         ].compactMap { $0 }
     }
 
@@ -110,6 +114,7 @@ struct EndpointOptions: ParsableArguments {
         if let d = duration, !(d.isFinite && d > 0 && d <= 7 * 86400) { throw ValidationError("--duration must be a positive number of seconds (at most a week)") }
         if let m = maxTokens, !(1...1_000_000).contains(m) { throw ValidationError("--max-tokens must be between 1 and 1000000") }
         if let slo { _ = try Self.parseSLO(slo) }
+        guard (0...10_000).contains(consistencyPrompts) else { throw ValidationError("--consistency-prompts must be between 0 and 10000") }
         guard burstiness.isFinite, burstiness >= 0.01, burstiness <= 100 else { throw ValidationError("--burstiness must be between 0.01 and 100") }
         if burstiness != 1 && requestRate == nil { throw ValidationError("--burstiness goes with --request-rate") }
         guard timeout.isFinite, timeout > 0, timeout <= 86400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
@@ -166,6 +171,7 @@ extension Bench {
         settings.maxErrorRate = e.maxErrorRate
         settings.uniquePrompts = e.uniquePrompts
         settings.burstiness = e.burstiness
+        settings.consistencyPrompts = e.consistencyPrompts
         let client = HTTPStreamClient()
         let quiet = json
         let result: BenchResult

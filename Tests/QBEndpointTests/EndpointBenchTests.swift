@@ -137,12 +137,14 @@ final class EndpointBenchTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr + r.stdout)
         let result = try load(out)
         XCTAssertTrue(result.passed)
-        XCTAssertEqual(result.cases.map(\.id), ["concurrency-1", "concurrency-4"])
-        XCTAssertEqual(result.cases.map(\.kind), [.load, .load])
+        XCTAssertEqual(result.cases.map(\.id), ["stream-equals-whole", "concurrency-1", "concurrency-4"])
+        XCTAssertEqual(result.cases.map(\.kind), [.generate, .load, .load])
+        // Streamed and non-streamed replies agree (greedy and seeded prompts).
+        XCTAssertEqual(result.cases[0].checks.map(\.passed), [true, true], "\(result.cases[0].checks)")
         let e = try XCTUnwrap(result.endpoint)
         XCTAssertEqual(e.model, "tiny-seed0")
         XCTAssertEqual(e.serverModels, ["tiny-seed0"])
-        for (level, c) in zip(e.levels, result.cases) {
+        for (level, c) in zip(e.levels, result.cases.filter { $0.kind == .load }) {
             XCTAssertEqual(level.sent, 8)
             XCTAssertEqual(level.completed, 8)
             XCTAssertEqual(level.errors, [:])
@@ -308,8 +310,9 @@ final class EndpointBenchTests: XCTestCase {
         XCTAssertEqual(level.errors, ["http_404": 5])
         XCTAssertTrue(level.requests[0].errorDetail?.contains("no-such-model") == true, "\(level.requests[0])")
         XCTAssertEqual(level.requestsPerSecond, 0)
-        XCTAssertNil(result.cases[0].metrics["ttft_s"], "nothing measured, no figure")
-        XCTAssertEqual(result.cases[0].status, .failed)
+        XCTAssertNil(result.cases[1].metrics["ttft_s"], "nothing measured, no figure")
+        XCTAssertEqual(result.cases.map(\.status), [.failed, .failed])
+        XCTAssertTrue(result.cases[0].checks[0].detail.contains("http_404"), result.cases[0].checks[0].detail)
     }
 
     /// A full queue answers 503: those requests are failures of kind http_503, the level
@@ -329,7 +332,7 @@ final class EndpointBenchTests: XCTestCase {
         XCTAssertGreaterThan(level.errors["http_503"] ?? 0, 0, "6 clients on one slot and no queue: some are refused")
         XCTAssertGreaterThan(level.completed, 0)
         XCTAssertEqual(r.status, 1, "errors fail the level by default")
-        XCTAssertNotNil(result.cases[0].metrics["ttft_s"])
+        XCTAssertNotNil(result.cases.first { $0.kind == .load }?.metrics["ttft_s"])
     }
 
     /// A server whose streams break the format: content after finish_reason, no [DONE],
@@ -352,7 +355,7 @@ final class EndpointBenchTests: XCTestCase {
         for kind in ["content_after_finish", "missing_done", "usage_inconsistent", "malformed_chunk", "wrong_object"] {
             XCTAssertEqual(level.streamViolations[kind], 4, "\(kind): \(level.streamViolations)")
         }
-        let check = try XCTUnwrap(load(out).cases[0].checks.first { $0.name == "streams_well_formed" })
+        let check = try XCTUnwrap(load(out).cases.first { $0.kind == .load }?.checks.first { $0.name == "streams_well_formed" })
         XCTAssertFalse(check.passed)
     }
 
