@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
+        // Already under Hummingbird; `bench --endpoint`'s streaming client is written on it.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
     ],
     targets: [
         // System libraries.
@@ -98,6 +100,16 @@ let package = Package(
             ],
             swiftSettings: nativeSwift),
 
+        // Layer 6 too: `bench --endpoint`, the load generator and streaming checks against
+        // any OpenAI-compatible server, on a small HTTP/1.1 client over SwiftNIO.
+        .target(
+            name: "QBEndpoint",
+            dependencies: [
+                "QBRunner", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: nativeSwift),
+
         // Layer 7: the command line.
         .executableTarget(
             name: "quantbench",
@@ -105,6 +117,7 @@ let package = Package(
                 "QBRunner",
                 "QBHistory",
                 "QBServe",
+                "QBEndpoint",
                 "CLibEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -131,6 +144,9 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["quantbench", "QBHistory", "QBRunner", "QBTestSupport"], swiftSettings: nativeSwift),
         .testTarget(
             name: "QBServeTests", dependencies: ["QBServe", "QBRunner", "QBGeneration", "QBSupport", "quantbench", "QBTestSupport"], exclude: ["oracles"],
+            swiftSettings: nativeSwift),
+        .testTarget(
+            name: "QBEndpointTests", dependencies: ["QBEndpoint", "QBRunner", "QBSupport", "quantbench", "QBTestSupport"],
             swiftSettings: nativeSwift),
         .testTarget(
             name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"],

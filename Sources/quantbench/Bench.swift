@@ -10,12 +10,17 @@ struct Bench: AsyncParsableCommand {
         discussion: """
             Results go to results/<suite>-<model>-<quant>-<time>.json with a .md summary beside it \
             (--out names the JSON instead), written atomically; an interrupted run writes nothing. \
-            Exit status: 0 when every check passed, 1 when one failed (the results are still written).
+            Exit status: 0 when every check passed, 1 when one failed (the results are still written). \
+            With --endpoint URL the suite's prompts are streamed to an OpenAI-compatible server under load \
+            (--concurrency, --request-rate) and each level reports TTFT, TPOT, inter-token latencies, \
+            throughput, goodput (--slo) and streaming-format checks; exit 2 when the server cannot be reached.
             """)
 
     @OptionGroup var options: BenchModelOptions
 
     @OptionGroup var history: DatabaseOptions
+
+    @OptionGroup(title: "Measuring a server (--endpoint)") var endpointOptions: EndpointOptions
 
     @Option(help: "Suite: a name in Prompts/ (smoke, chat, long-prompt, unicode, stops, cancel, throughput; built into the binary) or a YAML file.")
     var suite: String?
@@ -57,6 +62,10 @@ struct Bench: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
+        if endpointOptions.endpoint != nil {
+            if let flag = inProcessFlagsGiven.first { throw ValidationError("\(flag) measures the engine in-process; it does not go with --endpoint") }
+            if options.models.count > 1 { throw ValidationError("with --endpoint, -m/--model names the one served model, got \(options.models.count)") }
+        }
         guard (1...10_000).contains(repetitions) else { throw ValidationError("--repetitions must be between 1 and 10000") }
         guard (0...10_000).contains(warmup) else { throw ValidationError("--warmup must be between 0 and 10000") }
         _ = try options.threadCounts()
@@ -87,6 +96,7 @@ struct Bench: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let url = endpointOptions.endpoint { return try await runEndpoint(url) }
         let suite: Suite
         if pp != nil || tg != nil {
             suite = SuiteLoader.throughputSuite(

@@ -98,6 +98,8 @@ public struct BenchRunner: Sendable {
                     ).run(c, into: &result)
                 case .throughput:
                     try throughputRunner(index: i, counters: counters).run(c, into: &result)
+                case .load:
+                    result.checks.append(CheckResult("ran", false, "load levels run only against an endpoint (bench --endpoint)"))
                 }
             } catch let e as BenchInterrupted {
                 throw e

@@ -33,11 +33,14 @@ public struct BenchResult: Codable, Sendable {
     public var workCounters: WorkCounterStatus?
     /// `quantbench ab`: the paired comparison this result is the candidate side of.
     public var ab: ABSummary?
+    /// `bench --endpoint`: the server measured and each load level in full (every request).
+    public var endpoint: EndpointRun?
 
     enum CodingKeys: String, CodingKey {
         case schema, schemaVersion = "schema_version", createdAt = "created_at", suite, environment, model, settings, load
         case cases, aggregate, roofline
         case rooflineSource = "roofline_source", prefillArithmetic = "prefill_arithmetic", workCounters = "work_counters", ab
+        case endpoint
     }
 
     public init(
@@ -368,11 +371,21 @@ public enum Metric: String, CaseIterable, Sendable {
     case peakResident = "peak_rss_bytes"
     case allocated = "tcmalloc_allocated_bytes"
     case heap = "tcmalloc_heap_bytes"
+    /// `bench --endpoint` load levels: TTFT's upper quantiles over the level's requests,
+    /// time per output token after the first, completed requests and output tokens per
+    /// second of the level's wall time, and requests per second meeting every `--slo`.
+    case ttftP90 = "ttft_p90_s"
+    case ttftP99 = "ttft_p99_s"
+    case timePerOutputToken = "tpot_s"
+    case requestsPerSecond = "requests_per_s"
+    case outputTokensPerSecond = "output_tokens_per_s"
+    case goodput = "goodput_requests_per_s"
 
     /// Whether a larger value is an improvement.
     public var higherIsBetter: Bool {
         switch self {
-        case .prefillTokensPerSecond, .decodeTokensPerSecond, .tokensPerSecond: return true
+        case .prefillTokensPerSecond, .decodeTokensPerSecond, .tokensPerSecond, .requestsPerSecond, .outputTokensPerSecond, .goodput:
+            return true
         default: return false
         }
     }
@@ -400,6 +413,12 @@ public enum Metric: String, CaseIterable, Sendable {
         case .peakResident: return "peak RSS"
         case .allocated: return "tcmalloc allocated"
         case .heap: return "tcmalloc heap"
+        case .ttftP90: return "TTFT p90"
+        case .ttftP99: return "TTFT p99"
+        case .timePerOutputToken: return "TPOT"
+        case .requestsPerSecond: return "req/s"
+        case .outputTokensPerSecond: return "output t/s"
+        case .goodput: return "goodput req/s"
         }
     }
 }

@@ -79,6 +79,9 @@ public struct SuiteCase: Sendable, Equatable {
 
     public enum Kind: String, Sendable, Codable {
         case generate, chat, cancel, throughput
+        /// One load level of `bench --endpoint` (a concurrency or a request rate); never in
+        /// a suite file.
+        case load
     }
 }
 

@@ -1,0 +1,172 @@
+import NIOCore
+import QBRunner
+import QBSupport
+
+/// Follows one streamed completion as it arrives: the times of chunks carrying text, the
+/// finish reason, the usage, and every way the stream breaks OpenAI's format. Violation
+/// kinds (documented in results/README.md):
+/// - `malformed_chunk`: an event that is not a JSON object with a `choices` array (or a
+///   usage-only chunk with an empty one)
+/// - `wrong_object`: `object` is not `chat.completion.chunk` (chat) or `text_completion`
+/// - `content_after_finish`: text after the chunk with `finish_reason`
+/// - `multiple_finish_reasons`, `no_finish_reason`
+/// - `event_after_done`: an event after `data: [DONE]`; `missing_done`: the response
+///   ended without it; `partial_event`: it ended inside an event
+/// - `usage_inconsistent`: total ≠ prompt + completion, or fewer completion tokens than
+///   chunks with text, or none for a non-empty reply
+/// - `length_mismatch`: `finish_reason` `length` with completion tokens ≠ `max_tokens`
+struct StreamObserver {
+    let chat: Bool
+    let maxTokens: Int
+    let start: UInt64
+
+    var status: Int?
+    var contentType: String?
+    var errorBody: [UInt8] = []
+    var sse = ServerSentEvents()
+    var contentTimes: [UInt64] = []
+    var finishReasons: [String] = []
+    var sawDone = false
+    var usage: (prompt: Int, completion: Int, total: Int?)?
+    var violations: [String: Int] = [:]
+    var endTime: UInt64?
+    var text = ""
+
+    init(chat: Bool, maxTokens: Int, start: UInt64) {
+        self.chat = chat
+        self.maxTokens = maxTokens
+        self.start = start
+    }
+
+    var isEventStream: Bool {
+        contentType?.lowercased().split(separator: ";").first?.trimmingCharacters(in: .whitespaces) == "text/event-stream"
+    }
+
+    mutating func violate(_ kind: String) { violations[kind, default: 0] += 1 }
+
+    mutating func handle(_ event: HTTPStreamEvent, at t: UInt64) {
+        switch event {
+        case .head(let s, let type):
+            status = s
+            contentType = type
+        case .body(let buffer):
+            if status != 200 || !isEventStream {
+                if errorBody.count < 2048 { errorBody += buffer.readableBytesView.prefix(2048 - errorBody.count) }
+                return
+            }
+            for data in sse.feed(buffer.readableBytesView) { chunk(data, at: t) }
+        case .end:
+            endTime = t
+        }
+    }
+
+    mutating func chunk(_ data: String, at t: UInt64) {
+        if sawDone {
+            violate("event_after_done")
+            return
+        }
+        if data == "[DONE]" {
+            sawDone = true
+            return
+        }
+        guard let value = try? JSONReader.parse(data), let object = value.objectValue,
+              let choices = object["choices"]?.arrayValue else {
+            violate("malformed_chunk")
+            return
+        }
+        if let kind = object["object"]?.stringValue, kind != (chat ? "chat.completion.chunk" : "text_completion") {
+            violate("wrong_object")
+        }
+        if let u = object["usage"]?.objectValue, let p = u["prompt_tokens"]?.intValue, let c = u["completion_tokens"]?.intValue {
+            usage = (p, c, u["total_tokens"]?.intValue)
+        }
+        if choices.isEmpty && object["usage"] == nil { violate("malformed_chunk") }
+        for choice in choices {
+            guard let c = choice.objectValue else {
+                violate("malformed_chunk")
+                continue
+            }
+            let piece: String?
+            if chat {
+                piece = c["delta"]?.objectValue?["content"]?.stringValue
+            } else {
+                piece = c["text"]?.stringValue
+            }
+            if let piece, !piece.isEmpty {
+                if !finishReasons.isEmpty { violate("content_after_finish") }
+                contentTimes.append(t)
+                text += piece
+            }
+            if let f = c["finish_reason"]?.stringValue {
+                if !finishReasons.isEmpty { violate("multiple_finish_reasons") }
+                finishReasons.append(f)
+            }
+        }
+    }
+
+    static func seconds(_ a: UInt64, _ b: UInt64) -> Double { Double(b &- a) / 1e9 }
+
+    /// The record of a stream that ended (`failure` nil) or broke.
+    func record(into r: inout RequestRecord, failure: HTTPStreamFailure?) {
+        r.status = status
+        switch failure {
+        case .connect(let why)?:
+            r.error = "connect"
+            r.errorDetail = why
+            return
+        case .timeout?:
+            r.error = "timeout"
+            r.errorDetail = "no complete response within the time limit"
+        case .truncated(let why)?:
+            r.error = "stream_truncated"
+            r.errorDetail = why
+        case nil:
+            break
+        }
+        if r.error == nil, let s = status, s != 200 {
+            r.error = "http_\(s)"
+            let body = String(decoding: errorBody, as: UTF8.self)
+            let message = (try? JSONReader.parse(body))?.objectValue?["error"]?.objectValue?["message"]?.stringValue
+            r.errorDetail = String((message ?? body).prefix(300))
+            return
+        }
+        if r.error == nil, !isEventStream {
+            r.error = "not_event_stream"
+            r.errorDetail = "Content-Type is '\(contentType ?? "none")'"
+            return
+        }
+        if r.error == nil, contentTimes.isEmpty, finishReasons.isEmpty {
+            r.error = "empty_stream"
+            r.errorDetail = "no chunk with text and no finish_reason"
+        }
+        r.contentChunks = contentTimes.count
+        r.finishReason = finishReasons.first
+        if let first = contentTimes.first { r.ttft = Self.seconds(start, first) }
+        r.interTokenLatencies = zip(contentTimes, contentTimes.dropFirst()).map { Self.seconds($0, $1) }
+        if let u = usage {
+            r.promptTokens = u.prompt
+            r.outputTokens = u.completion
+            r.tokensFrom = "usage"
+        } else {
+            r.outputTokens = contentTimes.count
+            r.tokensFrom = "chunks"
+        }
+        guard r.error == nil else { return }
+        if let end = endTime { r.endToEnd = Self.seconds(start, end) }
+        if let e2e = r.endToEnd, let ttft = r.ttft, let n = r.outputTokens, n > 1 {
+            r.tpot = (e2e - ttft) / Double(n - 1)
+        }
+        var v = violations
+        if !sawDone { v["missing_done", default: 0] += 1 }
+        if sse.hasPartialEvent { v["partial_event", default: 0] += 1 }
+        if finishReasons.isEmpty { v["no_finish_reason", default: 0] += 1 }
+        if let u = usage {
+            let totalWrong = u.total.map { $0 != u.prompt + u.completion } ?? false
+            if totalWrong || u.completion < contentTimes.count || (u.completion == 0 && !text.isEmpty) {
+                v["usage_inconsistent", default: 0] += 1
+            }
+            if finishReasons.first == "length", u.completion != maxTokens { v["length_mismatch", default: 0] += 1 }
+        }
+        r.violations = v.keys.sorted().flatMap { k in Array(repeating: k, count: v[k]!) }
+    }
+}
