@@ -1,0 +1,63 @@
+// The first thing each per-instruction-set translation unit includes (qb_isa_unit.h): every
+// public kernel name becomes qb_<set>_<name> (qb_avx512_matvec_ggml, ...), definitions,
+// prototypes and the kernels' calls to each other alike, so the sets link side by side and
+// each stays within itself. QB_ISA names the set. Kept in step with qb_kernel_list.h (a
+// name left out here defines the public name once per set and fails the link).
+#ifndef QB_ISA_NAMES_H
+#define QB_ISA_NAMES_H
+#define QB_ISA_CAT_(a, b, c) a##b##c
+#define QB_ISA_CAT(a, b, c) QB_ISA_CAT_(a, b, c)
+#define QB_ISA_NAME(name) QB_ISA_CAT(qb_, QB_ISA, _##name)
+
+#define qb_quantize_q8a QB_ISA_NAME(quantize_q8a)
+#define qb_quantize_q8k QB_ISA_NAME(quantize_q8k)
+#define qb_activation_block QB_ISA_NAME(activation_block)
+#define qb_attention_head QB_ISA_NAME(attention_head)
+#define qb_store_kv_f16 QB_ISA_NAME(store_kv_f16)
+#define qb_store_kv_q8_0 QB_ISA_NAME(store_kv_q8_0)
+#define qb_attention_head_f16 QB_ISA_NAME(attention_head_f16)
+#define qb_attention_head_q8_0 QB_ISA_NAME(attention_head_q8_0)
+#define qb_attention_group QB_ISA_NAME(attention_group)
+#define qb_matvec_f32 QB_ISA_NAME(matvec_f32)
+#define qb_matvec_f16 QB_ISA_NAME(matvec_f16)
+#define qb_matvec_bf16 QB_ISA_NAME(matvec_bf16)
+#define qb_f16_to_f32 QB_ISA_NAME(f16_to_f32)
+#define qb_bf16_to_f32 QB_ISA_NAME(bf16_to_f32)
+#define qb_f32_to_f16 QB_ISA_NAME(f32_to_f16)
+#define qb_f32_to_bf16 QB_ISA_NAME(f32_to_bf16)
+#define qb_dot_f32 QB_ISA_NAME(dot_f32)
+#define qb_axpy_f32 QB_ISA_NAME(axpy_f32)
+#define qb_matvec_ggml QB_ISA_NAME(matvec_ggml)
+#define qb_matvec_kquant QB_ISA_NAME(matvec_kquant)
+#define qb_dot_kquant_portable QB_ISA_NAME(dot_kquant_portable)
+#define qb_matvec_mlx QB_ISA_NAME(matvec_mlx)
+#define qb_block_size QB_ISA_NAME(block_size)
+#define qb_block_bytes QB_ISA_NAME(block_bytes)
+#define qb_dequantize_row QB_ISA_NAME(dequantize_row)
+#define qb_dequantize_row_mlx QB_ISA_NAME(dequantize_row_mlx)
+#define qb_gemm_wide_values QB_ISA_NAME(gemm_wide_values)
+#define qb_pack_tile_ggml QB_ISA_NAME(pack_tile_ggml)
+#define qb_pack_tile_mlx QB_ISA_NAME(pack_tile_mlx)
+#define qb_gemm_tile QB_ISA_NAME(gemm_tile)
+#define qb_pack_tile_q6k QB_ISA_NAME(pack_tile_q6k)
+#define qb_gemm_tile6 QB_ISA_NAME(gemm_tile6)
+#define qb_q8a_sums16 QB_ISA_NAME(q8a_sums16)
+#define qb_gemm_half QB_ISA_NAME(gemm_half)
+#define qb_rmsnorm QB_ISA_NAME(rmsnorm)
+#define qb_softmax QB_ISA_NAME(softmax)
+#define qb_swiglu QB_ISA_NAME(swiglu)
+#define qb_geglu QB_ISA_NAME(geglu)
+#define qb_quantize_row QB_ISA_NAME(quantize_row)
+#define qb_quantize_row_mlx QB_ISA_NAME(quantize_row_mlx)
+#define qb_repack_supported QB_ISA_NAME(repack_supported)
+#define qb_repack_bytes QB_ISA_NAME(repack_bytes)
+#define qb_repack QB_ISA_NAME(repack)
+#define qb_unpack_repacked QB_ISA_NAME(unpack_repacked)
+#define qb_dequantize_repacked QB_ISA_NAME(dequantize_repacked)
+#define qb_matvec_repacked QB_ISA_NAME(matvec_repacked)
+#define qb_matvec_repacked_rows QB_ISA_NAME(matvec_repacked_rows)
+#define qb_read_bandwidth_kernel QB_ISA_NAME(read_bandwidth_kernel)
+#define qb_fma_peak_kernel QB_ISA_NAME(fma_peak_kernel)
+#define qb_int8_peak_kernel QB_ISA_NAME(int8_peak_kernel)
+
+#endif
