@@ -19,15 +19,13 @@
 #include "qb_kernels_avx512.h"
 #endif
 
-static const qb_kernel_table *table_of(int32_t set) {
-    switch (set) {
+// Indexed by set; on other CPUs than x86-64 only the portable set exists.
 #if defined(__x86_64__)
-    case QB_KERNELS_AVX512: return &qb_kernels_avx512;
-    case QB_KERNELS_AVX2: return &qb_kernels_avx2;
+static const qb_kernel_table *const tables[QB_KERNELS_COUNT] = {&qb_kernels_portable, &qb_kernels_avx2, &qb_kernels_avx512};
+#else
+static const qb_kernel_table *const tables[QB_KERNELS_COUNT] = {&qb_kernels_portable, &qb_kernels_portable,
+                                                                &qb_kernels_portable};
 #endif
-    default: return &qb_kernels_portable;
-    }
-}
 
 #if defined(__x86_64__)
 // XCR0: which register states the OS saves on a context switch. The instructions exist
@@ -84,18 +82,22 @@ const char *qb_kernel_set_name(int32_t set) {
     }
 }
 
-static _Atomic(const qb_kernel_table *) active_table;
-static _Atomic int32_t active_set = -1;
+// The active set's table. It starts as `boot`, whose entries choose the set and then call
+// the chosen one's, so an entry point is one load and a tail call, with no first-call test.
+// One word, so a reader never sees a half-made choice; the tables are constant, so relaxed
+// ordering is enough.
+static const qb_kernel_table boot;
+static _Atomic(const qb_kernel_table *) active = &boot;
 
 int32_t qb_kernel_set_use(int32_t set) {
     if (set < 0 || set >= QB_KERNELS_COUNT || set > qb_kernel_set_best()) return 0;
-    atomic_store_explicit(&active_table, table_of(set), memory_order_release);
-    atomic_store_explicit(&active_set, set, memory_order_release);
+    atomic_store_explicit(&active, tables[set], memory_order_relaxed);
     return 1;
 }
 
-// The first choice. Two threads arriving here at once make the same one.
-static const qb_kernel_table *choose(void) {
+// The first choice: the best set, or the lower one QB_KERNELS names. A set made active in
+// the meantime (qb_kernel_set_use, or another thread's first call) stands.
+__attribute__((noinline, cold)) static const qb_kernel_table *choose(void) {
     const int32_t best = qb_kernel_set_best();
     int32_t set = best;
     const char *env = getenv("QB_KERNELS");
@@ -104,21 +106,33 @@ static const qb_kernel_table *choose(void) {
             if (strcasecmp(env, qb_kernel_set_name(s)) == 0 && s <= best) set = s;
         }
     }
-    qb_kernel_set_use(set);
-    return table_of(set);
+    const qb_kernel_table *expected = &boot;
+    if (!atomic_compare_exchange_strong_explicit(&active, &expected, tables[set], memory_order_relaxed,
+                                                 memory_order_relaxed))
+        return expected;
+    return tables[set];
 }
 
 int32_t qb_kernel_set(void) {
-    int32_t set = atomic_load_explicit(&active_set, memory_order_acquire);
-    if (set >= 0) return set;
-    choose();
-    return atomic_load_explicit(&active_set, memory_order_acquire);
+    const qb_kernel_table *t = atomic_load_explicit(&active, memory_order_relaxed);
+    if (t == &boot) t = choose();
+    for (int32_t s = 0; s < QB_KERNELS_COUNT; s++) {
+        if (tables[s] == t) return s;
+    }
+    return QB_KERNELS_PORTABLE;
 }
 
-static inline const qb_kernel_table *kernels(void) {
-    const qb_kernel_table *t = atomic_load_explicit(&active_table, memory_order_acquire);
-    return __builtin_expect(t != 0, 1) ? t : choose();
-}
+#define QB_KERNEL_BOOT_R(ret, name, params, args) \
+    static ret boot_##name params { return choose()->name args; }
+#define QB_KERNEL_BOOT_V(name, params, args) \
+    static void boot_##name params { choose()->name args; }
+QB_KERNEL_LIST(QB_KERNEL_BOOT_R, QB_KERNEL_BOOT_V)
+
+#define QB_KERNEL_BOOT_ENTRY_R(ret, name, params, args) .name = boot_##name,
+#define QB_KERNEL_BOOT_ENTRY_V(name, params, args) .name = boot_##name,
+static const qb_kernel_table boot = {QB_KERNEL_LIST(QB_KERNEL_BOOT_ENTRY_R, QB_KERNEL_BOOT_ENTRY_V)};
+
+static inline const qb_kernel_table *kernels(void) { return atomic_load_explicit(&active, memory_order_relaxed); }
 
 #define QB_KERNEL_WRAP_R(ret, name, params, args) \
     ret qb_##name params { return kernels()->name args; }
