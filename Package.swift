@@ -1,10 +1,27 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-// Hot loops must be compiled for the CPU they run on (AVX2/FMA, AVX-512 and VNNI where
-// present), in debug builds too: the tests run the real kernels on real models.
-let nativeC: [CSetting] = [.unsafeFlags(["-O3", "-march=native", "-ffp-contract=on"])]
-let nativeSwift: [SwiftSetting] = [.unsafeFlags(["-Xcc", "-march=native"])]
+// The kernels are compiled once per instruction set and chosen at start-up from the CPU
+// (Sources/CQBKernels/qb_dispatch.c), so one binary runs on any x86-64 at the speed of a build
+// for that CPU; nothing is compiled for the build machine (-march=native would make a
+// binary that dies with SIGILL on a CPU older than the one it was built on). The C kernels
+// are optimized in debug builds too: the tests run the real kernels on real models.
+let kernelC = ["-O3", "-ffp-contract=on"]
+// Flags per kernel set, only for x86-64 hosts (the manifest is evaluated on the build
+// machine; elsewhere the x86 sets compile to nothing and only the portable set exists).
+// AVX-512: x86-64-v4 plus VNNI (every intrinsic the sources' QB_AVX512 paths use), and
+// 512-bit vectors for the loops the compiler vectorizes, as -march=native chose on Zen 4
+// (generic tuning would stop at 256 bits).
+#if arch(x86_64)
+let avx512C = ["-march=x86-64-v4", "-mavx512vnni", "-mprefer-vector-width=512"]
+let avx2C = ["-march=x86-64-v3"]
+#else
+let avx512C: [String] = []
+let avx2C: [String] = []
+#endif
+// The kernel sources are reached from the per-set targets through relative includes; their
+// public headers are CQBKernels'.
+let kernelHeaders: CSetting = .headerSearchPath("../CQBKernels/include")
 
 let package = Package(
     name: "QuantBench",
@@ -47,39 +64,44 @@ let package = Package(
 
         // Layer 0: what every layer shares (JSON, seeded generators, atomic files, the
         // cancellation flag, quantiles). Depends on nothing.
-        .target(name: "QBSupport", swiftSettings: nativeSwift),
+        .target(name: "QBSupport"),
 
         // Layer 1: kernels. C holds only what needs intrinsics or a spinning thread pool;
         // every C kernel has a plain Swift reference in QBKernels.
-        .target(name: "CQBKernels", path: "Sources/CQBKernels", cSettings: nativeC),
+        // The kernel sources (Sources/CQBKernels/kernels) are compiled by the three per-set
+        // targets; CQBKernels holds the public headers, the dispatch, the pool and the
+        // counters.
+        .target(name: "CQBKernelsAVX512", cSettings: [kernelHeaders, .unsafeFlags(kernelC + avx512C)]),
+        .target(name: "CQBKernelsAVX2", cSettings: [kernelHeaders, .unsafeFlags(kernelC + avx2C)]),
+        .target(name: "CQBKernelsPortable", cSettings: [kernelHeaders, .unsafeFlags(kernelC)]),
+        .target(
+            name: "CQBKernels", dependencies: ["CQBKernelsAVX512", "CQBKernelsAVX2", "CQBKernelsPortable"],
+            path: "Sources/CQBKernels", exclude: ["kernels"], cSettings: [.unsafeFlags(kernelC)]),
         .target(
             name: "QBKernels",
-            dependencies: ["CQBKernels", "CBLAS"],
-            swiftSettings: nativeSwift),
+            dependencies: ["CQBKernels", "CBLAS"]),
 
         // Layer 2: model files (GGUF, safetensors) read and written without the kernels.
-        .target(name: "QBFormats", dependencies: ["QBSupport"], swiftSettings: nativeSwift),
+        .target(name: "QBFormats", dependencies: ["QBSupport"]),
 
         // Layer 3: configs, forward pass, quantize-at-load, synthetic models.
-        .target(name: "QBModel", dependencies: ["QBKernels", "QBFormats", "QBSupport"], swiftSettings: nativeSwift),
+        .target(name: "QBModel", dependencies: ["QBKernels", "QBFormats", "QBSupport"]),
 
         // Layer 2 too: the Jinja engine that chat templates are written in.
-        .target(name: "QBJinja", dependencies: ["QBSupport"], swiftSettings: nativeSwift),
+        .target(name: "QBJinja", dependencies: ["QBSupport"]),
 
         // Layer 3 too, beside QBModel: tokenizers, detokenizer, chat templates.
         .target(
             name: "QBText",
-            dependencies: ["QBFormats", "QBJinja", "QBSupport", .product(name: "HeapModule", package: "swift-collections")],
-            swiftSettings: nativeSwift),
+            dependencies: ["QBFormats", "QBJinja", "QBSupport", .product(name: "HeapModule", package: "swift-collections")]),
 
         // Layer 4: sampling and the token stream.
-        .target(name: "QBGeneration", dependencies: ["QBModel", "QBText"], swiftSettings: nativeSwift),
+        .target(name: "QBGeneration", dependencies: ["QBModel", "QBText"]),
 
         // Layer 5: suites, metrics, reports.
         .target(
             name: "QBRunner",
             dependencies: ["QBGeneration", "CTCMalloc", .product(name: "Yams", package: "Yams")],
-            swiftSettings: nativeSwift,
             plugins: ["BuildInfoPlugin"]),
 
         // The commit (and whether the tree was dirty) compiled into the binary: `--version`
@@ -88,7 +110,7 @@ let package = Package(
 
         // Beside layer 5: the results history (SQLite by default, PostgreSQL for a team),
         // change points over it.
-        .target(name: "QBHistory", dependencies: ["QBRunner", "QBSupport", "CSQLite", "CLibPQ"], swiftSettings: nativeSwift),
+        .target(name: "QBHistory", dependencies: ["QBRunner", "QBSupport", "CSQLite", "CLibPQ"]),
 
         // Layer 6: the OpenAI-compatible HTTP server (batched decode, admission, metrics).
         .target(
@@ -97,8 +119,7 @@ let package = Package(
                 "QBRunner", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: nativeSwift),
+            ]),
 
         // Layer 6 too: `bench --endpoint`, the load generator and streaming checks against
         // any OpenAI-compatible server, on a small HTTP/1.1 client over SwiftNIO.
@@ -107,8 +128,7 @@ let package = Package(
             dependencies: [
                 "QBRunner", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
-            swiftSettings: nativeSwift),
+            ]),
 
         // Layer 7: the command line.
         .executableTarget(
@@ -121,36 +141,29 @@ let package = Package(
                 "CLibEdit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: nativeSwift,
             linkerSettings: [.linkedLibrary("tcmalloc")]),
 
         // Shared by every test target: fixture paths, seeded random inputs, the Python
         // oracle runner, the test models.
         .target(
-            name: "QBTestSupport", dependencies: ["QBRunner", "QBModel", "QBText"], path: "Tests/QBTestSupport",
-            swiftSettings: nativeSwift),
+            name: "QBTestSupport", dependencies: ["QBRunner", "QBModel", "QBText"], path: "Tests/QBTestSupport"),
 
-        .testTarget(name: "QBKernelsTests", dependencies: ["QBKernels", "QBTestSupport"], swiftSettings: nativeSwift),
-        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText", "QBFormats", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
+        .testTarget(name: "QBKernelsTests", dependencies: ["QBKernels", "QBTestSupport"]),
+        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText", "QBFormats", "QBSupport", "QBTestSupport"]),
         .testTarget(
-            name: "QBTextTests", dependencies: ["QBText", "QBJinja", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"],
-            swiftSettings: nativeSwift),
+            name: "QBTextTests", dependencies: ["QBText", "QBJinja", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"]),
         .testTarget(
-            name: "QBHistoryTests", dependencies: ["QBHistory", "QBRunner", "QBTestSupport"], exclude: ["oracles"],
-            swiftSettings: nativeSwift),
+            name: "QBHistoryTests", dependencies: ["QBHistory", "QBRunner", "QBTestSupport"], exclude: ["oracles"]),
         .testTarget(
-            name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
-        .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
-        .testTarget(name: "CLITests", dependencies: ["quantbench", "QBHistory", "QBRunner", "QBTestSupport"], swiftSettings: nativeSwift),
+            name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner", "QBSupport", "QBTestSupport"]),
+        .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport", "QBTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["quantbench", "QBHistory", "QBRunner", "QBTestSupport"]),
         .testTarget(
-            name: "QBServeTests", dependencies: ["QBServe", "QBRunner", "QBGeneration", "QBSupport", "quantbench", "QBTestSupport"], exclude: ["oracles"],
-            swiftSettings: nativeSwift),
+            name: "QBServeTests", dependencies: ["QBServe", "QBRunner", "QBGeneration", "QBSupport", "quantbench", "QBTestSupport"], exclude: ["oracles"]),
         .testTarget(
-            name: "QBEndpointTests", dependencies: ["QBEndpoint", "QBRunner", "QBSupport", "quantbench", "QBTestSupport"],
-            swiftSettings: nativeSwift),
+            name: "QBEndpointTests", dependencies: ["QBEndpoint", "QBRunner", "QBSupport", "quantbench", "QBTestSupport"]),
         .testTarget(
-            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"],
-            swiftSettings: nativeSwift),
+            name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"]),
     ],
     swiftLanguageModes: [.v6]
 )

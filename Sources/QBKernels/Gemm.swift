@@ -3,9 +3,10 @@ import CQBKernels
 /// Prefill: products over several activation rows on the tiles of `qb_gemm.c` and
 /// `qb_gemm_half.c`.
 extension Linear {
-    /// Whether this CPU has the 16-bit float prefill kernel (AVX-512); without it f16 and
-    /// bf16 weights are widened per tile for sgemm.
-    static let halfKernel = qb_gemm_half(Int32(QB_F16), nil, 0, 0, 16, nil, 0, nil, 0) != 0
+    /// Whether the active kernel set has the 16-bit float prefill kernel (AVX-512); without
+    /// it f16 and bf16 weights are widened per tile for sgemm. Asked each time, not kept:
+    /// the set can change (`KernelSet.use`).
+    static var halfKernel: Bool { qb_gemm_half(Int32(QB_F16), nil, 0, 0, 16, nil, 0, nil, 0) != 0 }
 
     /// Rows per task of the 16-bit float product: fixed, so results do not depend on the
     /// thread count.
@@ -79,9 +80,9 @@ extension Linear {
 
 /// Which matrices the int8 product takes, and how their rows are unpacked.
 enum IntTiles {
-    /// Whether 8-bit values multiply exactly on this CPU (VNNI); otherwise 8-bit formats
-    /// take the f32 path.
-    static let wideValues = qb_gemm_wide_values() != 0
+    /// Whether 8-bit values multiply exactly on the active kernel set (VNNI); otherwise 8-bit
+    /// formats take the f32 path. Asked each time, as `Linear.halfKernel`.
+    static var wideValues: Bool { qb_gemm_wide_values() != 0 }
 
     static func fits(_ w: Matrix) -> Bool {
         guard w.rows % Int(QB_TILE_ROWS) == 0, w.cols % 32 == 0 else { return false }

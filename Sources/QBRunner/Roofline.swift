@@ -21,6 +21,9 @@ public struct Roofline: Codable, Sendable {
     public var int8GopsOneThread: Double
     public var int8GopsAllThreads: Double
     public var cpu: String
+    /// The kernel set the probes ran on (`KernelSet`); nil in measurements from before the
+    /// kernels were compiled per instruction set (the build machine's own set).
+    public var kernelSet: String?
     public var measuredAt: Date
 
     /// Written in snake_case, as every other key of the results; files written before the
@@ -30,7 +33,7 @@ public struct Roofline: Codable, Sendable {
         case readBandwidthOneThread = "read_bandwidth_one_thread_gbps", readBandwidthAllThreads = "read_bandwidth_all_threads_gbps"
         case fp32GflopsOneThread = "fp32_gflops_one_thread", fp32GflopsAllThreads = "fp32_gflops_all_threads"
         case int8GopsOneThread = "int8_gops_one_thread", int8GopsAllThreads = "int8_gops_all_threads"
-        case cpu, measuredAt = "measured_at"
+        case cpu, kernelSet = "kernel_set", measuredAt = "measured_at"
     }
 
     /// The keys before the rename.
@@ -41,7 +44,7 @@ public struct Roofline: Codable, Sendable {
 
     public init(
         threads: Int, readBandwidthOneThread: Double, readBandwidthAllThreads: Double, fp32GflopsOneThread: Double,
-        fp32GflopsAllThreads: Double, int8GopsOneThread: Double, int8GopsAllThreads: Double, cpu: String, measuredAt: Date
+        fp32GflopsAllThreads: Double, int8GopsOneThread: Double, int8GopsAllThreads: Double, cpu: String, kernelSet: String? = nil, measuredAt: Date
     ) {
         self.threads = threads
         self.readBandwidthOneThread = readBandwidthOneThread
@@ -51,6 +54,7 @@ public struct Roofline: Codable, Sendable {
         self.int8GopsOneThread = int8GopsOneThread
         self.int8GopsAllThreads = int8GopsAllThreads
         self.cpu = cpu
+        self.kernelSet = kernelSet
         self.measuredAt = measuredAt
     }
 
@@ -65,7 +69,8 @@ public struct Roofline: Codable, Sendable {
                 fp32GflopsAllThreads: try c.decode(Double.self, forKey: .fp32GflopsAllThreads),
                 int8GopsOneThread: try c.decode(Double.self, forKey: .int8GopsOneThread),
                 int8GopsAllThreads: try c.decode(Double.self, forKey: .int8GopsAllThreads),
-                cpu: try c.decode(String.self, forKey: .cpu), measuredAt: try c.decode(Date.self, forKey: .measuredAt))
+                cpu: try c.decode(String.self, forKey: .cpu), kernelSet: try c.decodeIfPresent(String.self, forKey: .kernelSet),
+                measuredAt: try c.decode(Date.self, forKey: .measuredAt))
             schemaVersion = try c.decodeIfPresent(Int.self, forKey: .schemaVersion) ?? Roofline.schemaVersion
             return
         }
@@ -123,7 +128,7 @@ public struct Roofline: Codable, Sendable {
             readBandwidthOneThread: bandwidth(threads: 1), readBandwidthAllThreads: bandwidth(threads: threads),
             fp32GflopsOneThread: compute(threads: 1, fma), fp32GflopsAllThreads: compute(threads: threads, fma),
             int8GopsOneThread: compute(threads: 1, int8), int8GopsAllThreads: compute(threads: threads, int8),
-            cpu: CPUInfo.modelName, measuredAt: Date())
+            cpu: CPUInfo.modelName, kernelSet: KernelSet.active.name, measuredAt: Date())
     }
 
     /// GB/s of one read of `bytes` at `buffer`, split evenly over `n` of the pool's threads.
@@ -160,17 +165,24 @@ public struct Roofline: Codable, Sendable {
         DefaultModel.directory.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("roofline.json")
     }
 
-    /// The stored measurement for this thread count, if any.
+    /// The stored measurement for this thread count and the active kernel set, if any: the
+    /// int8 and fp32 ceilings differ per set, so a bench run on a lowered set is held
+    /// against its own. One stored before sets were recorded counts as the best set's (it
+    /// ran a build for this CPU).
     public static func stored(threads: Int) -> Roofline? {
         guard let data = try? Data(contentsOf: storeURL),
               let all = try? JSONDecoder.iso8601.decode([Roofline].self, from: data) else { return nil }
-        return all.last { $0.threads == threads && $0.schemaVersion == schemaVersion }
+        let set = KernelSet.active.name
+        return all.last { $0.threads == threads && $0.schemaVersion == schemaVersion && $0.set == set }
     }
+
+    /// The kernel set a measurement ran on, as `stored` matches it.
+    var set: String { kernelSet ?? KernelSet.best.name }
 
     /// Adds (or replaces) this measurement in the store, atomically.
     public func store() throws {
         var all = (try? JSONDecoder.iso8601.decode([Roofline].self, from: Data(contentsOf: Self.storeURL))) ?? []
-        all.removeAll { $0.threads == threads }
+        all.removeAll { $0.threads == threads && $0.set == set }
         all.append(self)
         try FileManager.default.createDirectory(at: Self.storeURL.deletingLastPathComponent(), withIntermediateDirectories: true)
         try AtomicWriter.write(try JSONEncoder.iso8601.encode(all), to: Self.storeURL)

@@ -20,6 +20,10 @@ struct QuantBench: AsyncParsableCommand {
         // A file-size limit makes writes fail (a clean error, the previous files kept)
         // instead of killing the process.
         signal(SIGXFSZ, SIG_IGN)
+        // A QB_KERNELS this CPU cannot follow is said once; the run goes on with the best set.
+        if let warning = KernelSet.environmentWarning {
+            FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

@@ -18,7 +18,7 @@ struct RooflineCommand: ParsableCommand {
         guard repetitions >= 1, repetitions <= 1000 else { throw ValidationError("--repetitions must be between 1 and 1000") }
         let r = Roofline.measure(pool: ThreadPool(threads: n), repetitions: repetitions)
         try r.store()
-        print("CPU: \(r.cpu)")
+        print("CPU: \(r.cpu), kernel set: \(r.kernelSet ?? KernelSet.active.name)")
         print(r.table)
         print("stored in \(Roofline.storeURL.path)")
     }

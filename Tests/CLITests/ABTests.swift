@@ -100,6 +100,8 @@ final class ABTests: XCTestCase {
         XCTAssertEqual((cases.first?["runs"] as? [Any])?.count, 4)
         let env = try XCTUnwrap(doc["environment"] as? [String: Any])
         XCTAssertEqual((env["commit"] as? String)?.count ?? 0 >= 7 || env["commit"] as? String == "unknown", true)
+        // Which kernel set ran (issue 19): one of the sets' names.
+        XCTAssertTrue(["avx512", "avx2", "portable"].contains(env["kernel_set"] as? String ?? ""), "\(env)")
         let counters = try XCTUnwrap(doc["work_counters"] as? [String: Any])
         XCTAssertNotNil(counters["available"] as? Bool)
 

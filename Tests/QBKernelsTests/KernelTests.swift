@@ -6,6 +6,15 @@ import QBTestSupport
 final class KernelTests: XCTestCase {
     lazy var rng = SeededGenerator(for: name)
 
+    /// The test's body once per kernel set this CPU runs (`forEachKernelSet`), each pass
+    /// drawing the same inputs from the test's seed.
+    func onEveryKernelSet(_ body: () throws -> Void) rethrows {
+        try forEachKernelSet(name) { _ in
+            rng.restart()
+            try body()
+        }
+    }
+
     func randoms(_ n: Int, scale: Float = 1) -> [Float] {
         (0..<n).map { _ in Float.random(in: -scale...scale, using: &rng) }
     }
@@ -38,18 +47,20 @@ final class KernelTests: XCTestCase {
     final class Box { let p: UnsafeMutablePointer<UInt16>; init(_ p: UnsafeMutablePointer<UInt16>) { self.p = p }; deinit { p.deallocate() } }
 
     func testMatvecMatchesReferenceForEveryDTypeAndThreadCount() {
-        for dtype in DType.allCases {
-            for (rows, cols) in [(1, 1), (7, 13), (67, 130), (300, 512)] {
-                let (w, keep) = matrix(dtype, rows: rows, cols: cols)
-                let x = randoms(cols)
-                let expected = Reference.matvec(w, x)
-                for threads in [1, 2, 3] {
-                    let pool = ThreadPool(threads: threads)
-                    var y = [Float](repeating: .nan, count: rows)
-                    x.withUnsafeBufferPointer { xp in y.withUnsafeMutableBufferPointer { Linear.matvec(w, xp.baseAddress!, $0.baseAddress!, pool: pool) } }
-                    assertClose(y, expected, tolerance: 1e-5)
+        onEveryKernelSet {
+            for dtype in DType.allCases {
+                for (rows, cols) in [(1, 1), (7, 13), (67, 130), (300, 512)] {
+                    let (w, keep) = matrix(dtype, rows: rows, cols: cols)
+                    let x = randoms(cols)
+                    let expected = Reference.matvec(w, x)
+                    for threads in [1, 2, 3] {
+                        let pool = ThreadPool(threads: threads)
+                        var y = [Float](repeating: .nan, count: rows)
+                        x.withUnsafeBufferPointer { xp in y.withUnsafeMutableBufferPointer { Linear.matvec(w, xp.baseAddress!, $0.baseAddress!, pool: pool) } }
+                        assertClose(y, expected, tolerance: 1e-5)
+                    }
+                    withExtendedLifetime(keep) {}
                 }
-                withExtendedLifetime(keep) {}
             }
         }
     }
@@ -57,23 +68,25 @@ final class KernelTests: XCTestCase {
     /// Shapes that take sgemm (rows not a multiple of 4) and, for f16/bf16, the native
     /// 4 x 6 register tiles with every activation-row remainder.
     func testMatmulMatchesReferenceAndIsIndependentOfThreadCount() {
-        for dtype in DType.allCases {
-          for (rows, cols, count) in [(150, 96, 5), (152, 96, 5), (68, 160, 13), (260, 48, 8), (64, 2048, 7)] {
-            let (w, keep) = matrix(dtype, rows: rows, cols: cols)
-            let x = randoms(count * cols)
-            let expected = Reference.matmul(w, x, count: count)
-            var results: [[Float]] = []
-            for threads in [1, 2, 4] {
-                let pool = ThreadPool(threads: threads)
-                var y = [Float](repeating: .nan, count: count * rows)
-                x.withUnsafeBufferPointer { xp in y.withUnsafeMutableBufferPointer { Linear.matmul(w, xp.baseAddress!, $0.baseAddress!, count: count, pool: pool) } }
-                assertClose(y, expected, tolerance: 1e-5)
-                results.append(y)
+        onEveryKernelSet {
+            for dtype in DType.allCases {
+              for (rows, cols, count) in [(150, 96, 5), (152, 96, 5), (68, 160, 13), (260, 48, 8), (64, 2048, 7)] {
+                let (w, keep) = matrix(dtype, rows: rows, cols: cols)
+                let x = randoms(count * cols)
+                let expected = Reference.matmul(w, x, count: count)
+                var results: [[Float]] = []
+                for threads in [1, 2, 4] {
+                    let pool = ThreadPool(threads: threads)
+                    var y = [Float](repeating: .nan, count: count * rows)
+                    x.withUnsafeBufferPointer { xp in y.withUnsafeMutableBufferPointer { Linear.matmul(w, xp.baseAddress!, $0.baseAddress!, count: count, pool: pool) } }
+                    assertClose(y, expected, tolerance: 1e-5)
+                    results.append(y)
+                }
+                XCTAssertEqual(results[0], results[1], "bitwise equal at 1 and 2 threads")
+                XCTAssertEqual(results[0], results[2], "bitwise equal at 1 and 4 threads")
+                withExtendedLifetime(keep) {}
+              }
             }
-            XCTAssertEqual(results[0], results[1], "bitwise equal at 1 and 2 threads")
-            XCTAssertEqual(results[0], results[2], "bitwise equal at 1 and 4 threads")
-            withExtendedLifetime(keep) {}
-          }
         }
     }
 
@@ -94,60 +107,68 @@ final class KernelTests: XCTestCase {
     }
 
     func testRMSNormSoftmaxSwiGLU() {
-        for n in [1, 5, 64, 1000] {
-            let x = randoms(n, scale: 3), w = randoms(n)
-            var out = [Float](repeating: 0, count: n)
-            Ops.rmsnorm(x, weight: w, out: &out, count: n, eps: 1e-5)
-            assertClose(out, Reference.rmsnorm(x, weight: w, eps: 1e-5), tolerance: 1e-5)
+        onEveryKernelSet {
+            for n in [1, 5, 64, 1000] {
+                let x = randoms(n, scale: 3), w = randoms(n)
+                var out = [Float](repeating: 0, count: n)
+                Ops.rmsnorm(x, weight: w, out: &out, count: n, eps: 1e-5)
+                assertClose(out, Reference.rmsnorm(x, weight: w, eps: 1e-5), tolerance: 1e-5)
 
-            var s = randoms(n, scale: 20)
-            let expected = Reference.softmax(s)
-            Ops.softmax(&s, count: n)
-            assertClose(s, expected, tolerance: 1e-5)
+                var s = randoms(n, scale: 20)
+                let expected = Reference.softmax(s)
+                Ops.softmax(&s, count: n)
+                assertClose(s, expected, tolerance: 1e-5)
 
-            var g = randoms(n, scale: 8)
-            let u = randoms(n)
-            let expectedG = Reference.swiglu(gate: g, up: u)
-            Ops.swiglu(gate: &g, up: u, count: n)
-            assertClose(g, expectedG, tolerance: 1e-5)
+                var g = randoms(n, scale: 8)
+                let u = randoms(n)
+                let expectedG = Reference.swiglu(gate: g, up: u)
+                Ops.swiglu(gate: &g, up: u, count: n)
+                assertClose(g, expectedG, tolerance: 1e-5)
+            }
         }
     }
 
     /// GeGLU (tanh GELU) against its definition, over the saturating range too.
     func testGeGLUMatchesReference() {
-        for n in [1, 7, 8, 64, 1000] {
-            var g = randoms(n, scale: 12)
-            let u = randoms(n)
-            let expected = Reference.geglu(gate: g, up: u)
-            Ops.geglu(gate: &g, up: u, count: n)
-            assertClose(g, expected, tolerance: 2e-6)
+        onEveryKernelSet {
+            for n in [1, 7, 8, 64, 1000] {
+                var g = randoms(n, scale: 12)
+                let u = randoms(n)
+                let expected = Reference.geglu(gate: g, up: u)
+                Ops.geglu(gate: &g, up: u, count: n)
+                assertClose(g, expected, tolerance: 2e-6)
+            }
         }
     }
 
     /// f32 attention over a window of the cache: positions before `first` take no part.
     func testAttentionHeadWindow() {
-        for (count, hd, first) in [(20, 32, 3), (300, 64, 44), (17, 256, 16), (5, 8, 4)] {
-            let q = randoms(hd, scale: 2), k = randoms(count * hd, scale: 2), v = randoms(count * hd)
-            var scores = [Float](repeating: 0, count: count - first)
-            var out = [Float](repeating: 0, count: hd)
-            let scale = 1 / Float(hd).squareRoot()
-            Ops.attentionHead(q: q, keys: k, values: v, first: first, count: count, headDim: hd, scale: scale, scores: &scores, out: &out)
-            assertClose(out, Reference.attentionHead(q: q, keys: k, values: v, count: count, headDim: hd, scale: scale, first: first), tolerance: 1e-5)
-            // The same as attention over only the window's rows.
-            let windowOnly = Reference.attentionHead(
-                q: q, keys: Array(k[(first * hd)...]), values: Array(v[(first * hd)...]), count: count - first, headDim: hd, scale: scale)
-            assertClose(out, windowOnly, tolerance: 1e-5)
+        onEveryKernelSet {
+            for (count, hd, first) in [(20, 32, 3), (300, 64, 44), (17, 256, 16), (5, 8, 4)] {
+                let q = randoms(hd, scale: 2), k = randoms(count * hd, scale: 2), v = randoms(count * hd)
+                var scores = [Float](repeating: 0, count: count - first)
+                var out = [Float](repeating: 0, count: hd)
+                let scale = 1 / Float(hd).squareRoot()
+                Ops.attentionHead(q: q, keys: k, values: v, first: first, count: count, headDim: hd, scale: scale, scores: &scores, out: &out)
+                assertClose(out, Reference.attentionHead(q: q, keys: k, values: v, count: count, headDim: hd, scale: scale, first: first), tolerance: 1e-5)
+                // The same as attention over only the window's rows.
+                let windowOnly = Reference.attentionHead(
+                    q: q, keys: Array(k[(first * hd)...]), values: Array(v[(first * hd)...]), count: count - first, headDim: hd, scale: scale)
+                assertClose(out, windowOnly, tolerance: 1e-5)
+            }
         }
     }
 
     func testAttentionHead() {
-        for (count, hd) in [(1, 8), (17, 32), (300, 64)] {
-            let q = randoms(hd, scale: 2), k = randoms(count * hd, scale: 2), v = randoms(count * hd)
-            var scores = [Float](repeating: 0, count: count)
-            var out = [Float](repeating: 0, count: hd)
-            let scale = 1 / Float(hd).squareRoot()
-            Ops.attentionHead(q: q, keys: k, values: v, count: count, headDim: hd, scale: scale, scores: &scores, out: &out)
-            assertClose(out, Reference.attentionHead(q: q, keys: k, values: v, count: count, headDim: hd, scale: scale), tolerance: 1e-5)
+        onEveryKernelSet {
+            for (count, hd) in [(1, 8), (17, 32), (300, 64)] {
+                let q = randoms(hd, scale: 2), k = randoms(count * hd, scale: 2), v = randoms(count * hd)
+                var scores = [Float](repeating: 0, count: count)
+                var out = [Float](repeating: 0, count: hd)
+                let scale = 1 / Float(hd).squareRoot()
+                Ops.attentionHead(q: q, keys: k, values: v, count: count, headDim: hd, scale: scale, scores: &scores, out: &out)
+                assertClose(out, Reference.attentionHead(q: q, keys: k, values: v, count: count, headDim: hd, scale: scale), tolerance: 1e-5)
+            }
         }
     }
 
@@ -182,21 +203,23 @@ final class KernelTests: XCTestCase {
     }
 
     func testConversionsRoundToNearestEven() {
-        let values: [Float] = [1, -2.5, 65504, 1e-8, 3.14159, .infinity]
-        var h = [UInt16](repeating: 0, count: values.count), b = h
-        Convert.f32ToF16(values, &h, count: values.count)
-        Convert.f32ToBF16(values, &b, count: values.count)
-        for (i, v) in values.enumerated() {
-            XCTAssertEqual(h[i], Float16(v).bitPattern, "f16 of \(v)")
-            let r = Float(bitPattern: UInt32(b[i]) << 16)
-            if v.isInfinite { XCTAssertEqual(r, v); continue }
-            XCTAssertLessThanOrEqual(abs(r - v), abs(v) / 256 + 1e-30, "bf16 of \(v)")
+        onEveryKernelSet {
+            let values: [Float] = [1, -2.5, 65504, 1e-8, 3.14159, .infinity]
+            var h = [UInt16](repeating: 0, count: values.count), b = h
+            Convert.f32ToF16(values, &h, count: values.count)
+            Convert.f32ToBF16(values, &b, count: values.count)
+            for (i, v) in values.enumerated() {
+                XCTAssertEqual(h[i], Float16(v).bitPattern, "f16 of \(v)")
+                let r = Float(bitPattern: UInt32(b[i]) << 16)
+                if v.isInfinite { XCTAssertEqual(r, v); continue }
+                XCTAssertLessThanOrEqual(abs(r - v), abs(v) / 256 + 1e-30, "bf16 of \(v)")
+            }
+            XCTAssertEqual(b[0], 0x3F80)
+            // Ties go to even: 1 + 2^-8 lies halfway between bf16 1 and 1 + 2^-7.
+            var tie: [UInt16] = [0]
+            Convert.f32ToBF16([1 + 0x1p-8], &tie, count: 1)
+            XCTAssertEqual(tie[0], 0x3F80)
         }
-        XCTAssertEqual(b[0], 0x3F80)
-        // Ties go to even: 1 + 2^-8 lies halfway between bf16 1 and 1 + 2^-7.
-        var tie: [UInt16] = [0]
-        Convert.f32ToBF16([1 + 0x1p-8], &tie, count: 1)
-        XCTAssertEqual(tie[0], 0x3F80)
     }
 
     /// Many short sections back to back, as decode runs them: every item of every section

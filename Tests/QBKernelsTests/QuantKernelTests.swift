@@ -6,6 +6,15 @@ import CQBKernels
 /// The quantized kernels against their references on fresh random inputs (seeded per test, the seed printed).
 final class QuantKernelTests: XCTestCase {
     lazy var rng = SeededGenerator(for: name)
+
+    /// The test's body once per kernel set this CPU runs (`forEachKernelSet`), each pass
+    /// drawing the same inputs from the test's seed.
+    func onEveryKernelSet(_ body: () throws -> Void) rethrows {
+        try forEachKernelSet(name) { _ in
+            rng.restart()
+            try body()
+        }
+    }
     func randoms(_ n: Int, scale: Float = 1) -> [Float] { (0..<n).map { _ in Float.random(in: -scale...scale, using: &rng) } }
 
     func relativeError(_ a: [Float], _ b: [Float]) -> Float {
@@ -50,25 +59,29 @@ final class QuantKernelTests: XCTestCase {
     }
 
     func testQuantizedMatvecMatchesReference() throws {
-        let rows = 37, cols = 512
-        for format in Self.producible {
-            let w = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
-            let x = randoms(cols, scale: 3)
-            let expected = Reference.matvec(w, x)
-            let y1 = matvec(w, x, threads: 1), y2 = matvec(w, x, threads: 2)
-            XCTAssertLessThan(relativeError(y1, expected), 2e-5, format.name)
-            XCTAssertEqual(y1, y2, "\(format.name): same result at any thread count")
+        try onEveryKernelSet {
+            let rows = 37, cols = 512
+            for format in Self.producible {
+                let w = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
+                let x = randoms(cols, scale: 3)
+                let expected = Reference.matvec(w, x)
+                let y1 = matvec(w, x, threads: 1), y2 = matvec(w, x, threads: 2)
+                XCTAssertLessThan(relativeError(y1, expected), 2e-5, format.name)
+                XCTAssertEqual(y1, y2, "\(format.name): same result at any thread count")
+            }
         }
     }
 
     /// Types with no quantizer here (they come from llama.cpp files): random but valid
     /// blocks, so every bit pattern of the quants and scales is exercised.
-    func testUnproducibleTypesMatchReference() throws {
-        for (t, cols) in [GGMLType.q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1].map({ ($0, 512) }) + [(.q6_K, 17408), (.q4_K, 17408)] {
-            let rows = 9
-            let w = randomBlocks(t, rows: rows, cols: cols)
-            let x = randoms(cols)
-            XCTAssertLessThan(relativeError(matvec(w, x, threads: 2), Reference.matvec(w, x)), 2e-5, t.name)
+    func testUnproducibleTypesMatchReference() {
+        onEveryKernelSet {
+            for (t, cols) in [GGMLType.q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1].map({ ($0, 512) }) + [(.q6_K, 17408), (.q4_K, 17408)] {
+                let rows = 9
+                let w = randomBlocks(t, rows: rows, cols: cols)
+                let x = randoms(cols)
+                XCTAssertLessThan(relativeError(matvec(w, x, threads: 2), Reference.matvec(w, x)), 2e-5, t.name)
+            }
         }
     }
 
@@ -76,23 +89,25 @@ final class QuantKernelTests: XCTestCase {
     /// parallel section: each output equals its own product's, bitwise, at any thread count,
     /// whatever the mix of formats and layouts.
     func testFusedMatvecEqualsSeparateProducts() throws {
-        let cols = 512
-        let q40 = try Quantizer.quantize(randoms(64 * cols), rows: 64, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
-        let ws: [Matrix] = [
-            q40.interleavedForDecode(pool: ThreadPool(threads: 1))!,
-            randomBlocks(.q4_K, rows: 48, cols: cols),
-            randomBlocks(.q6_K, rows: 20, cols: cols),
-            try Quantizer.quantize(randoms(36 * cols), rows: 36, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 1)),
-            try Quantizer.quantize(
-                randoms(40 * cols), rows: 40, cols: cols, to: .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)),
-                pool: ThreadPool(threads: 1)),
-        ]
-        let x = randoms(cols, scale: 3)
-        let separate = ws.map { matvec($0, x, threads: 1) }
-        for threads in [1, 2, 3] {
-            let outs = ws.map { FloatBuffer(count: $0.rows) }
-            Linear.matvec(ws, x, outs.map(\.pointer), pool: ThreadPool(threads: threads))
-            for i in ws.indices { XCTAssertEqual(outs[i].array, separate[i], "matrix \(i) at \(threads) threads") }
+        try onEveryKernelSet {
+            let cols = 512
+            let q40 = try Quantizer.quantize(randoms(64 * cols), rows: 64, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
+            let ws: [Matrix] = [
+                q40.interleavedForDecode(pool: ThreadPool(threads: 1))!,
+                randomBlocks(.q4_K, rows: 48, cols: cols),
+                randomBlocks(.q6_K, rows: 20, cols: cols),
+                try Quantizer.quantize(randoms(36 * cols), rows: 36, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 1)),
+                try Quantizer.quantize(
+                    randoms(40 * cols), rows: 40, cols: cols, to: .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)),
+                    pool: ThreadPool(threads: 1)),
+            ]
+            let x = randoms(cols, scale: 3)
+            let separate = ws.map { matvec($0, x, threads: 1) }
+            for threads in [1, 2, 3] {
+                let outs = ws.map { FloatBuffer(count: $0.rows) }
+                Linear.matvec(ws, x, outs.map(\.pointer), pool: ThreadPool(threads: threads))
+                for i in ws.indices { XCTAssertEqual(outs[i].array, separate[i], "matrix \(i) at \(threads) threads") }
+            }
         }
     }
 
@@ -111,21 +126,23 @@ final class QuantKernelTests: XCTestCase {
 
     /// Q4_K and Q6_K decode against activations quantized per 256 (q8k): the AVX2 rows equal
     /// the portable C rows, and the activations are what the reference quantizer makes.
-    func testKQuantRowsMatchPortableRows() throws {
-        for t in [GGMLType.q4_K, .q6_K] {
-            for cols in [256, 2048, 17408] {
-                let rows = 5
-                let w = randomBlocks(t, rows: rows, cols: cols)
-                let x = randoms(cols, scale: 4)
-                var xk = [qb_q8k](repeating: qb_q8k(), count: cols / 256)
-                qb_quantize_q8k(x, &xk, Int64(cols))
-                let widened = xk.flatMap { b in withUnsafeBytes(of: b.qs) { $0.map { Float(Int8(bitPattern: $0)) * b.d } } }
-                XCTAssertEqual(widened, Reference.quantizeActivations(x, block: 256), "\(t.name) activations")
-                let fast = matvec(w, x, threads: 2)
-                let portable = (0..<rows).map { r in
-                    qb_dot_kquant_portable(t.rawValue, w.base + r * w.format.rowBytes(cols: cols), xk, Int64(cols))
+    func testKQuantRowsMatchPortableRows() {
+        onEveryKernelSet {
+            for t in [GGMLType.q4_K, .q6_K] {
+                for cols in [256, 2048, 17408] {
+                    let rows = 5
+                    let w = randomBlocks(t, rows: rows, cols: cols)
+                    let x = randoms(cols, scale: 4)
+                    var xk = [qb_q8k](repeating: qb_q8k(), count: cols / 256)
+                    qb_quantize_q8k(x, &xk, Int64(cols))
+                    let widened = xk.flatMap { b in withUnsafeBytes(of: b.qs) { $0.map { Float(Int8(bitPattern: $0)) * b.d } } }
+                    XCTAssertEqual(widened, Reference.quantizeActivations(x, block: 256), "\(t.name) activations")
+                    let fast = matvec(w, x, threads: 2)
+                    let portable = (0..<rows).map { r in
+                        qb_dot_kquant_portable(t.rawValue, w.base + r * w.format.rowBytes(cols: cols), xk, Int64(cols))
+                    }
+                    XCTAssertLessThan(relativeError(fast, portable), 1e-5, "\(t.name) \(cols)")
                 }
-                XCTAssertLessThan(relativeError(fast, portable), 1e-5, "\(t.name) \(cols)")
             }
         }
     }
@@ -133,37 +150,39 @@ final class QuantKernelTests: XCTestCase {
     /// The four-row interleaved decode layout: same values (dequantized and as stored
     /// blocks), products equal to the reference at any thread count, prefill unchanged.
     func testInterleavedLayoutMatchesPlainRows() throws {
-        let rows = 36, cols = 320
-        for t in [GGMLType.q4_0, .q8_0] {
-            let plain = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))
-            if t == .q8_0 {
-                // GGML's quantizer never writes -128; files may. |w| must stay exact for it.
-                let raw = UnsafeMutableRawPointer(mutating: plain.base)
-                for b in stride(from: 0, to: rows * cols / 32, by: 3) { raw.storeBytes(of: -128, toByteOffset: b * 34 + 2 + b % 32, as: Int8.self) }
+        try onEveryKernelSet {
+            let rows = 36, cols = 320
+            for t in [GGMLType.q4_0, .q8_0] {
+                let plain = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))
+                if t == .q8_0 {
+                    // GGML's quantizer never writes -128; files may. |w| must stay exact for it.
+                    let raw = UnsafeMutableRawPointer(mutating: plain.base)
+                    for b in stride(from: 0, to: rows * cols / 32, by: 3) { raw.storeBytes(of: -128, toByteOffset: b * 34 + 2 + b % 32, as: Int8.self) }
+                }
+                guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("\(t.name) not interleaved") }
+                XCTAssertEqual(packed.layout, .interleaved4)
+                XCTAssertEqual(packed.toFloats(), plain.toFloats(), "\(t.name): dequantized values")
+                var a = [UInt8](repeating: 0, count: plain.byteCount), b = a
+                a.withUnsafeMutableBytes { plain.storedRows(0..<rows, into: $0.baseAddress!) }
+                b.withUnsafeMutableBytes { packed.storedRows(0..<rows, into: $0.baseAddress!) }
+                XCTAssertEqual(a, b, "\(t.name): stored blocks")
+                for scale: Float in [0.01, 3, 100] {
+                    let x = randoms(cols, scale: scale)
+                    let expected = Reference.matvec(plain, x)
+                    let y1 = matvec(packed, x, threads: 1), y2 = matvec(packed, x, threads: 2)
+                    XCTAssertLessThan(relativeError(y1, expected), 2e-5, t.name)
+                    XCTAssertEqual(y1, y2, "\(t.name): same result at any thread count")
+                }
+                let count = 3, x = randoms(count * cols)
+                var y = [Float](repeating: .nan, count: count * rows)
+                Linear.matmul(packed, x, &y, count: count, pool: ThreadPool(threads: 2))
+                XCTAssertLessThan(relativeError(y, Reference.matmul(plain, x, count: count)), 1e-5, t.name)
             }
-            guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("\(t.name) not interleaved") }
-            XCTAssertEqual(packed.layout, .interleaved4)
-            XCTAssertEqual(packed.toFloats(), plain.toFloats(), "\(t.name): dequantized values")
-            var a = [UInt8](repeating: 0, count: plain.byteCount), b = a
-            a.withUnsafeMutableBytes { plain.storedRows(0..<rows, into: $0.baseAddress!) }
-            b.withUnsafeMutableBytes { packed.storedRows(0..<rows, into: $0.baseAddress!) }
-            XCTAssertEqual(a, b, "\(t.name): stored blocks")
-            for scale: Float in [0.01, 3, 100] {
-                let x = randoms(cols, scale: scale)
-                let expected = Reference.matvec(plain, x)
-                let y1 = matvec(packed, x, threads: 1), y2 = matvec(packed, x, threads: 2)
-                XCTAssertLessThan(relativeError(y1, expected), 2e-5, t.name)
-                XCTAssertEqual(y1, y2, "\(t.name): same result at any thread count")
-            }
-            let count = 3, x = randoms(count * cols)
-            var y = [Float](repeating: .nan, count: count * rows)
-            Linear.matmul(packed, x, &y, count: count, pool: ThreadPool(threads: 2))
-            XCTAssertLessThan(relativeError(y, Reference.matmul(plain, x, count: count)), 1e-5, t.name)
+            let odd = try Quantizer.quantize(randoms(6 * 64), rows: 6, cols: 64, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
+            XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows not a multiple of 4 stay plain")
+            let k = try Quantizer.quantize(randoms(4 * 256), rows: 4, cols: 256, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))
+            XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "K-quants stay plain")
         }
-        let odd = try Quantizer.quantize(randoms(6 * 64), rows: 6, cols: 64, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
-        XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows not a multiple of 4 stay plain")
-        let k = try Quantizer.quantize(randoms(4 * 256), rows: 4, cols: 256, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))
-        XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "K-quants stay plain")
     }
 
     /// Prefill of quantized weights runs on int8 dot products over 16-row tiles: equal to the
@@ -171,58 +190,60 @@ final class QuantKernelTests: XCTestCase {
     /// (8-bit formats where VNNI takes them), with activation counts that leave remainders of
     /// the 8- and 4-row passes, and the same at any thread count.
     func testIntPrefillMatchesReferenceWithQuantizedActivations() throws {
-        let rows = 48, cols = 512
-        var cases: [(String, Matrix)] = []
-        let q40 = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 2))
-        cases.append(("Q4_0", q40))
-        cases.append(("Q4_0 interleaved", q40.interleavedForDecode(pool: ThreadPool(threads: 1))!))
-        cases.append(("Q4_K", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 2))))
-        for group in [32, 64, 128] {
-            let m = try Quantizer.quantize(
-                randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 4, groupSize: group, scaleType: .f32)),
-                pool: ThreadPool(threads: 2))
-            cases.append(("MLX g\(group) f32", m))
-            for narrow in [DType.f16, .bf16] {
-                // The same packed values with scales and biases narrowed (as MLX files store them).
-                let n = rows * cols / group
-                let s = UnsafeMutablePointer<UInt16>.allocate(capacity: 2 * n)
-                let f = m.scales!.assumingMemoryBound(to: Float.self), b = m.biases!.assumingMemoryBound(to: Float.self)
-                let convert = narrow == .f16 ? qb_f32_to_f16 : qb_f32_to_bf16
-                convert(f, s, Int64(n))
-                convert(b, s + n, Int64(n))
-                let owner = FloatBuffer(count: 1)
-                addTeardownBlock { s.deallocate(); _ = owner }
-                cases.append((
-                    "MLX g\(group) \(narrow)",
-                    Matrix(
-                        format: .mlx(.init(bits: 4, groupSize: group, scaleType: narrow)), rows: rows, cols: cols, base: m.base,
-                        scales: UnsafeRawPointer(s), biases: UnsafeRawPointer(s + n), owner: m.owner)))
-            }
-        }
-        cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
-        if IntTiles.wideValues {
-            // 8-bit values take the int8 path where VNNI accumulates in 32 bits.
-            let q80 = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 2))
-            let raw = UnsafeMutableRawPointer(mutating: q80.base)
-            for b in stride(from: 0, to: rows * cols / 32, by: 5) { raw.storeBytes(of: -128, toByteOffset: b * 34 + 2 + b % 32, as: Int8.self) }
-            cases.append(("Q8_0 with -128", q80))
-            cases.append(("Q8_0 interleaved", q80.interleavedForDecode(pool: ThreadPool(threads: 1))!))
-            cases.append(("MLX 8-bit g64", try Quantizer.quantize(
-                randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)),
-                pool: ThreadPool(threads: 2))))
-        }
-        for (name, w) in cases {
-            XCTAssertTrue(IntTiles.fits(w), name)
-            for count in [2, 5, 15, 29] {
-                let x = randoms(count * cols, scale: 2)
-                let expected = (0..<count).flatMap {
-                    Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: 32)
+        try onEveryKernelSet {
+            let rows = 48, cols = 512
+            var cases: [(String, Matrix)] = []
+            let q40 = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 2))
+            cases.append(("Q4_0", q40))
+            cases.append(("Q4_0 interleaved", q40.interleavedForDecode(pool: ThreadPool(threads: 1))!))
+            cases.append(("Q4_K", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 2))))
+            for group in [32, 64, 128] {
+                let m = try Quantizer.quantize(
+                    randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 4, groupSize: group, scaleType: .f32)),
+                    pool: ThreadPool(threads: 2))
+                cases.append(("MLX g\(group) f32", m))
+                for narrow in [DType.f16, .bf16] {
+                    // The same packed values with scales and biases narrowed (as MLX files store them).
+                    let n = rows * cols / group
+                    let s = UnsafeMutablePointer<UInt16>.allocate(capacity: 2 * n)
+                    let f = m.scales!.assumingMemoryBound(to: Float.self), b = m.biases!.assumingMemoryBound(to: Float.self)
+                    let convert = narrow == .f16 ? qb_f32_to_f16 : qb_f32_to_bf16
+                    convert(f, s, Int64(n))
+                    convert(b, s + n, Int64(n))
+                    let owner = FloatBuffer(count: 1)
+                    addTeardownBlock { s.deallocate(); _ = owner }
+                    cases.append((
+                        "MLX g\(group) \(narrow)",
+                        Matrix(
+                            format: .mlx(.init(bits: 4, groupSize: group, scaleType: narrow)), rows: rows, cols: cols, base: m.base,
+                            scales: UnsafeRawPointer(s), biases: UnsafeRawPointer(s + n), owner: m.owner)))
                 }
-                var y1 = [Float](repeating: .nan, count: count * rows), y2 = y1
-                Linear.matmul(w, x, &y1, count: count, pool: ThreadPool(threads: 1))
-                Linear.matmul(w, x, &y2, count: count, pool: ThreadPool(threads: 2))
-                XCTAssertLessThan(relativeError(y1, expected), 2e-5, "\(name) x \(count)")
-                XCTAssertEqual(y1, y2, "\(name) x \(count): same at any thread count")
+            }
+            cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
+            if IntTiles.wideValues {
+                // 8-bit values take the int8 path where VNNI accumulates in 32 bits.
+                let q80 = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 2))
+                let raw = UnsafeMutableRawPointer(mutating: q80.base)
+                for b in stride(from: 0, to: rows * cols / 32, by: 5) { raw.storeBytes(of: -128, toByteOffset: b * 34 + 2 + b % 32, as: Int8.self) }
+                cases.append(("Q8_0 with -128", q80))
+                cases.append(("Q8_0 interleaved", q80.interleavedForDecode(pool: ThreadPool(threads: 1))!))
+                cases.append(("MLX 8-bit g64", try Quantizer.quantize(
+                    randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)),
+                    pool: ThreadPool(threads: 2))))
+            }
+            for (name, w) in cases {
+                XCTAssertTrue(IntTiles.fits(w), name)
+                for count in [2, 5, 15, 29] {
+                    let x = randoms(count * cols, scale: 2)
+                    let expected = (0..<count).flatMap {
+                        Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: 32)
+                    }
+                    var y1 = [Float](repeating: .nan, count: count * rows), y2 = y1
+                    Linear.matmul(w, x, &y1, count: count, pool: ThreadPool(threads: 1))
+                    Linear.matmul(w, x, &y2, count: count, pool: ThreadPool(threads: 2))
+                    XCTAssertLessThan(relativeError(y1, expected), 2e-5, "\(name) x \(count)")
+                    XCTAssertEqual(y1, y2, "\(name) x \(count): same at any thread count")
+                }
             }
         }
     }
@@ -231,41 +252,47 @@ final class QuantKernelTests: XCTestCase {
     /// anchored on one edge, like Q4_0 and MLX, can be a full step off at the other edge;
     /// those with a min and a step rounded to nearest stay within half a step).
     func testRoundTripErrorIsWithinAQuantizationStep() throws {
-        let cols = 256
-        let x = randoms(4 * cols)
-        let bounds: [(WeightFormat, Float)] = [
-            (.ggml(.q8_0), 0.5 / 127 + 1.0 / 2048),  // f16 rounding of the step adds up to 127 x 2^-11 / 127 (.ggml(.q4_0), 1.0 / 8), (.ggml(.q4_1), 1.0 / 15), (.ggml(.q5_0), 1.0 / 16),
-            (.ggml(.q5_1), 1.0 / 31), (.ggml(.q4_K), 2.0 / 15),
-            (.mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), 2.0 / 15), (.mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)), 2.0 / 255),
-        ]
-        for (format, step) in bounds {
-            let w = try Quantizer.quantize(x, rows: 4, cols: cols, to: format, pool: ThreadPool(threads: 1))
-            let back = w.toFloats()
-            let worst = zip(back, x).map { abs($0 - $1) }.max()!
-            XCTAssertLessThanOrEqual(worst, step * 1.02, format.name)
-            XCTAssertGreaterThan(worst, 0, format.name)
+        try onEveryKernelSet {
+            let cols = 256
+            let x = randoms(4 * cols)
+            let bounds: [(WeightFormat, Float)] = [
+                (.ggml(.q8_0), 0.5 / 127 + 1.0 / 2048),  // f16 rounding of the step adds up to 127 x 2^-11 / 127 (.ggml(.q4_0), 1.0 / 8), (.ggml(.q4_1), 1.0 / 15), (.ggml(.q5_0), 1.0 / 16),
+                (.ggml(.q5_1), 1.0 / 31), (.ggml(.q4_K), 2.0 / 15),
+                (.mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), 2.0 / 15), (.mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)), 2.0 / 255),
+            ]
+            for (format, step) in bounds {
+                let w = try Quantizer.quantize(x, rows: 4, cols: cols, to: format, pool: ThreadPool(threads: 1))
+                let back = w.toFloats()
+                let worst = zip(back, x).map { abs($0 - $1) }.max()!
+                XCTAssertLessThanOrEqual(worst, step * 1.02, format.name)
+                XCTAssertGreaterThan(worst, 0, format.name)
+            }
         }
     }
 
     func testPrefillPathDequantizesExactly() throws {
-        let rows = 70, cols = 256, count = 3
-        for format in Self.producible {
-            let w = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
-            let x = randoms(count * cols)
-            var y = [Float](repeating: .nan, count: count * rows)
-            Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))
-            XCTAssertLessThan(relativeError(y, Reference.matmul(w, x, count: count)), 1e-5, format.name)
+        try onEveryKernelSet {
+            let rows = 70, cols = 256, count = 3
+            for format in Self.producible {
+                let w = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: format, pool: ThreadPool(threads: 2))
+                let x = randoms(count * cols)
+                var y = [Float](repeating: .nan, count: count * rows)
+                Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))
+                XCTAssertLessThan(relativeError(y, Reference.matmul(w, x, count: count)), 1e-5, format.name)
+            }
         }
     }
 
     func testActivationQuantizationMatchesReference() throws {
-        let x = randoms(256, scale: 5)
-        let w = try Quantizer.quantize([Float](repeating: 1, count: 256), rows: 1, cols: 256, to: .ggml(.q8_0), pool: ThreadPool(threads: 1))
-        // With all-one weights the product is the sum of the quantized activations.
-        let expected = Reference.quantizeActivations(x).reduce(0, +)
-        // (All-one weights are stored as 127 steps of f16(1/127), not exactly 1.)
-        XCTAssertEqual(matvec(w, x, threads: 1)[0], expected, accuracy: abs(expected) * 0x1p-10 + 1e-4)
-        XCTAssertNotEqual(matvec(w, x, threads: 1)[0], x.reduce(0, +), "activations are quantized")
+        try onEveryKernelSet {
+            let x = randoms(256, scale: 5)
+            let w = try Quantizer.quantize([Float](repeating: 1, count: 256), rows: 1, cols: 256, to: .ggml(.q8_0), pool: ThreadPool(threads: 1))
+            // With all-one weights the product is the sum of the quantized activations.
+            let expected = Reference.quantizeActivations(x).reduce(0, +)
+            // (All-one weights are stored as 127 steps of f16(1/127), not exactly 1.)
+            XCTAssertEqual(matvec(w, x, threads: 1)[0], expected, accuracy: abs(expected) * 0x1p-10 + 1e-4)
+            XCTAssertNotEqual(matvec(w, x, threads: 1)[0], x.reduce(0, +), "activations are quantized")
+        }
     }
 
     /// Every producible format refuses a NaN or infinity planted at a random element, naming

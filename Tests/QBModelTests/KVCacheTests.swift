@@ -9,6 +9,15 @@ import QBKernels
 final class KVCacheTests: XCTestCase {
     lazy var rng = SeededGenerator(for: "KVCacheTests")
 
+    /// The test's body once per kernel set this CPU runs (`forEachKernelSet`), each pass
+    /// drawing the same inputs from the test's seed.
+    func onEveryKernelSet(_ body: () throws -> Void) rethrows {
+        try forEachKernelSet(name) { _ in
+            rng.restart()
+            try body()
+        }
+    }
+
     /// A one-head cache of `type` holding `n` random positions, and the keys and values it
     /// actually holds, widened back to f32 through the same formats' dequantizers.
     func filledCache(_ type: KVCacheType, headDim hd: Int, positions n: Int) -> (cache: KVCache, keys: [Float], heldK: [Float], heldV: [Float]) {
@@ -36,18 +45,20 @@ final class KVCacheTests: XCTestCase {
     }
 
     func testAttentionMatchesReferenceForEveryCacheType() throws {
-        let hd = 64, n = 300
-        for type in KVCacheType.allCases {
-            let (cache, keys, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
-            let q = (0..<hd).map { _ in Float.random(in: -1...1, using: &rng) }
-            var scores = [Float](repeating: 0, count: n), out = [Float](repeating: 0, count: hd)
-            cache.attend(layer: 0, head: 0, query: q, count: n, scale: 0.125, scores: &scores, out: &out)
-            let expected = Reference.attentionHead(q: try heldQuery(q, type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
-            let worst = zip(out, expected).map { abs($0 - $1) }.max()!
-            XCTAssertLessThan(worst, 1e-5, type.rawValue)
-            // And the held values are the stored ones to the type's precision.
-            let err = zip(heldK, keys).map { abs($0 - $1) }.max()!
-            XCTAssertLessThanOrEqual(err, type == .f32 ? 0 : (type == .f16 ? 2e-3 : 2.0 / 127), type.rawValue)
+        try onEveryKernelSet {
+            let hd = 64, n = 300
+            for type in KVCacheType.allCases {
+                let (cache, keys, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
+                let q = (0..<hd).map { _ in Float.random(in: -1...1, using: &rng) }
+                var scores = [Float](repeating: 0, count: n), out = [Float](repeating: 0, count: hd)
+                cache.attend(layer: 0, head: 0, query: q, count: n, scale: 0.125, scores: &scores, out: &out)
+                let expected = Reference.attentionHead(q: try heldQuery(q, type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
+                let worst = zip(out, expected).map { abs($0 - $1) }.max()!
+                XCTAssertLessThan(worst, 1e-5, type.rawValue)
+                // And the held values are the stored ones to the type's precision.
+                let err = zip(heldK, keys).map { abs($0 - $1) }.max()!
+                XCTAssertLessThanOrEqual(err, type == .f32 ? 0 : (type == .f16 ? 2e-3 : 2.0 / 127), type.rawValue)
+            }
         }
     }
 
@@ -55,17 +66,19 @@ final class KVCacheTests: XCTestCase {
     /// against the reference per head, over the held values, for tile remainders, head
     /// sizes with and without a whole number of 64-column blocks, and group sizes 1 to 8.
     func testGroupedAttentionMatchesReferencePerHead() throws {
-        for type in KVCacheType.allCases {
-            for (hd, n, group) in [(64, 1, 4), (64, 37, 4), (64, 4100, 4), (96, 16, 2), (128, 9, 1), (128, 40, 3), (32, 300, 3), (160, 48, 8), (64, 33, 17)] {
-                let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
-                let q = (0..<(group * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
-                var scores = [Float](repeating: 0, count: group * n), out = [Float](repeating: .nan, count: group * hd)
-                cache.attendGroup(layer: 0, head: 0, queries: q, group: group, count: n, scale: 0.125, scores: &scores, out: &out)
-                for g in 0..<group {
-                    let expected = Reference.attentionHead(
-                        q: try heldQuery(Array(q[(g * hd)..<((g + 1) * hd)]), type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
-                    let worst = zip(out[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
-                    XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) head \(g) of \(group)")
+        try onEveryKernelSet {
+            for type in KVCacheType.allCases {
+                for (hd, n, group) in [(64, 1, 4), (64, 37, 4), (64, 4100, 4), (96, 16, 2), (128, 9, 1), (128, 40, 3), (32, 300, 3), (160, 48, 8), (64, 33, 17)] {
+                    let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
+                    let q = (0..<(group * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
+                    var scores = [Float](repeating: 0, count: group * n), out = [Float](repeating: .nan, count: group * hd)
+                    cache.attendGroup(layer: 0, head: 0, queries: q, group: group, count: n, scale: 0.125, scores: &scores, out: &out)
+                    for g in 0..<group {
+                        let expected = Reference.attentionHead(
+                            q: try heldQuery(Array(q[(g * hd)..<((g + 1) * hd)]), type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125)
+                        let worst = zip(out[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
+                        XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) head \(g) of \(group)")
+                    }
                 }
             }
         }
@@ -79,28 +92,30 @@ final class KVCacheTests: XCTestCase {
     func testWindowedAttentionMatchesReferenceForEveryCacheType() throws {
         let seed = ProcessInfo.processInfo.environment["QB_TEST_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
         print("testWindowedAttentionMatchesReferenceForEveryCacheType random seed \(seed) (replay: QB_TEST_SEED=\(seed) swift test --filter KVCacheTests)")
-        var seeded = SplitMix64(seed: seed)
-        for type in KVCacheType.allCases {
-            for (hd, n, group, first) in [
-                (64, 48, 4, 17), (64, 48, 4, 16), (64, 48, 4, 15), (64, 48, 1, 0), (256, 100, 4, 37), (256, 530, 4, 18),
-                (64, 40, 2, 39), (96, 70, 3, 5), (128, 33, 1, 32), (32, 300, 3, 137),
-            ] {
-                let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
-                let q = (0..<(group * hd)).map { _ in Float.random(in: -1...1, using: &seeded) }
-                let window = n - first
-                var scores = [Float](repeating: .nan, count: group * window), out = [Float](repeating: .nan, count: group * hd)
-                cache.attendGroup(
-                    layer: 0, head: 0, queries: q, group: group, first: first, count: n, scale: 0.125, scores: &scores, out: &out)
-                var single = [Float](repeating: .nan, count: hd), one = [Float](repeating: .nan, count: window)
-                for g in 0..<group {
-                    let query = Array(q[(g * hd)..<((g + 1) * hd)])
-                    let expected = Reference.attentionHead(
-                        q: try heldQuery(query, type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125, first: first)
-                    let worst = zip(out[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
-                    XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) first \(first) head \(g) of \(group)")
-                    cache.attend(layer: 0, head: 0, query: query, first: first, count: n, scale: 0.125, scores: &one, out: &single)
-                    let worstSingle = zip(single, expected).map { abs($0 - $1) }.max()!
-                    XCTAssertLessThan(worstSingle, 1e-5, "single head \(type.rawValue) hd \(hd) n \(n) first \(first)")
+        try onEveryKernelSet {
+            var seeded = SplitMix64(seed: seed)
+            for type in KVCacheType.allCases {
+                for (hd, n, group, first) in [
+                    (64, 48, 4, 17), (64, 48, 4, 16), (64, 48, 4, 15), (64, 48, 1, 0), (256, 100, 4, 37), (256, 530, 4, 18),
+                    (64, 40, 2, 39), (96, 70, 3, 5), (128, 33, 1, 32), (32, 300, 3, 137),
+                ] {
+                    let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
+                    let q = (0..<(group * hd)).map { _ in Float.random(in: -1...1, using: &seeded) }
+                    let window = n - first
+                    var scores = [Float](repeating: .nan, count: group * window), out = [Float](repeating: .nan, count: group * hd)
+                    cache.attendGroup(
+                        layer: 0, head: 0, queries: q, group: group, first: first, count: n, scale: 0.125, scores: &scores, out: &out)
+                    var single = [Float](repeating: .nan, count: hd), one = [Float](repeating: .nan, count: window)
+                    for g in 0..<group {
+                        let query = Array(q[(g * hd)..<((g + 1) * hd)])
+                        let expected = Reference.attentionHead(
+                            q: try heldQuery(query, type: type), keys: heldK, values: heldV, count: n, headDim: hd, scale: 0.125, first: first)
+                        let worst = zip(out[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
+                        XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) first \(first) head \(g) of \(group)")
+                        cache.attend(layer: 0, head: 0, query: query, first: first, count: n, scale: 0.125, scores: &one, out: &single)
+                        let worstSingle = zip(single, expected).map { abs($0 - $1) }.max()!
+                        XCTAssertLessThan(worstSingle, 1e-5, "single head \(type.rawValue) hd \(hd) n \(n) first \(first)")
+                    }
                 }
             }
         }

@@ -207,6 +207,9 @@ public struct ABRunner: Sendable {
             if a.environment.buildConfiguration != b.environment.buildConfiguration {
                 warnings.append("build configurations differ: baseline \(a.environment.buildConfiguration), candidate \(b.environment.buildConfiguration)")
             }
+            if let ka = a.environment.kernelSet, let kb = b.environment.kernelSet, ka != kb {
+                warnings.append("kernel sets differ: baseline \(ka), candidate \(kb) (QB_KERNELS)")
+            }
             if a.settings.minSampleSeconds != b.settings.minSampleSeconds {
                 warnings.append("sample timing differs (the baseline predates minimum sample times?): baseline \(a.settings.minSampleSeconds.map { "\($0) s" } ?? "one operation"), candidate \(b.settings.minSampleSeconds.map { "\($0) s" } ?? "one operation")")
             }

@@ -48,6 +48,8 @@ public struct BenchComparison: Sendable {
         differ("CPU", base.environment.cpuModel, new.environment.cpuModel)
         differ("threads", "\(base.settings.threads)", "\(new.settings.threads)")
         differ("build", base.environment.buildConfiguration, new.environment.buildConfiguration)
+        // Results from before the field was recorded ran their build machine's set: not known.
+        if let a = base.environment.kernelSet, let b = new.environment.kernelSet { differ("kernel set", a, b) }
         differ("KV cache type", base.settings.kvType, new.settings.kvType)
         differ("minimum sample time", base.settings.minSampleSeconds.map { "\($0) s" } ?? "none", new.settings.minSampleSeconds.map { "\($0) s" } ?? "none")
 

@@ -18,6 +18,10 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
     public var buildConfiguration: String
     /// The compiler flags Package.swift gives the engine's modules.
     public var buildFlags: [String]
+    /// The kernel set that ran (`KernelSet`: "avx512", "avx2" or "portable"): the best this
+    /// CPU runs unless `QB_KERNELS` lowered it. Nil in results written before the kernels
+    /// were compiled per instruction set (those binaries were built for the CPU they ran on).
+    public var kernelSet: String?
     /// The Swift compiler version the binary was built with (major.minor).
     public var swiftVersion: String
     public var os: String
@@ -31,7 +35,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
     public var threads: Int
 
     enum CodingKeys: String, CodingKey {
-        case commit, dirty, buildConfiguration = "build_configuration", buildFlags = "build_flags"
+        case commit, dirty, buildConfiguration = "build_configuration", buildFlags = "build_flags", kernelSet = "kernel_set"
         case swiftVersion = "swift_version", os, kernel, hostname, cpuModel = "cpu_model", cpuFlags = "cpu_flags"
         case logicalCores = "logical_cores", threads
     }
@@ -40,7 +44,8 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
     public static func current(threads: Int) -> EnvironmentInfo {
         EnvironmentInfo(
             commit: BuildInfo.commit, dirty: BuildInfo.dirty,
-            buildConfiguration: buildConfiguration, buildFlags: buildFlags, swiftVersion: swiftVersion,
+            buildConfiguration: buildConfiguration, buildFlags: buildFlags, kernelSet: KernelSet.active.name,
+            swiftVersion: swiftVersion,
             os: osName(), kernel: uname().release, hostname: ProcessInfo.processInfo.hostName, cpuModel: CPUInfo.modelName,
             cpuFlags: CPUInfo.flags, logicalCores: ProcessInfo.processInfo.activeProcessorCount, threads: threads)
     }
@@ -54,6 +59,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
             build configuration: \(buildConfiguration)
             swift: \(swiftVersion)
             flags: \(buildFlags.joined(separator: " "))
+            kernels: \(KernelSet.active.name) (this CPU's best: \(KernelSet.best.name); \(KernelSet.environmentVariable)=\(KernelSet.allCases.map(\.name).joined(separator: "|")) lowers it)
             """
     }
 
@@ -67,8 +73,10 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
 
     /// Package.swift's flags for the engine (C kernels and Swift modules); kept in step by
     /// hand, since a binary cannot read back how it was compiled.
-    public static let buildFlags = ["-O3", "-march=native", "-ffp-contract=on", "swift: -Xcc -march=native"]
-        + [buildConfiguration == "release" ? "swift: -O (release)" : "swift: -Onone (debug)"]
+    public static let buildFlags = [
+        "-O3", "-ffp-contract=on", "kernels avx512: -march=x86-64-v4 -mavx512vnni -mprefer-vector-width=512",
+        "kernels avx2: -march=x86-64-v3", "kernels portable: (baseline)",
+    ] + [buildConfiguration == "release" ? "swift: -O (release)" : "swift: -Onone (debug)"]
 
     static var swiftVersion: String {
         #if compiler(>=6.4)

@@ -305,9 +305,9 @@ static inline __attribute__((always_inline)) void q8_0x4_512_rows(
 
 void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *xs, float *const *ys, int64_t n,
                              int64_t g0, int64_t g1, int64_t cols) {
-    int64_t nb = cols / 32, gbb = group_block_bytes(type);
 #if defined(QB_AVX512)
     if (type == QB_Q4_0 || type == QB_Q8_0) {
+        const int64_t nb = cols / 32, gbb = group_block_bytes(type);
         const int q4 = type == QB_Q4_0;
         for (int64_t g = g0; g < g1; g++) {
             const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;

@@ -1,5 +1,5 @@
-// Dense f32/f16/bf16 kernels. Plain C that clang vectorizes for the native CPU
-// (-march=native): reassociation is allowed only inside these loops, so the
+// Dense f32/f16/bf16 kernels. Plain C that clang vectorizes for each kernel set's
+// instruction set (qb_isa_unit.h): reassociation is allowed only inside these loops, so the
 // reduction is split across vector lanes in an order fixed by the loop itself.
 #include "qb_dense.h"
 #include "qb_scalar.h"

@@ -1,0 +1,30 @@
+#ifndef QB_KERNEL_SET_H
+#define QB_KERNEL_SET_H
+#include <stdint.h>
+
+// The kernels are compiled once per instruction set; every qb_* kernel entry point calls the
+// active set's version. Sets in increasing order: a CPU that runs a set runs every set below
+// it.
+enum {
+    QB_KERNELS_PORTABLE = 0,  // plain C, any CPU
+    QB_KERNELS_AVX2 = 1,      // x86-64-v3: AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE
+    QB_KERNELS_AVX512 = 2,    // x86-64-v4 (AVX-512 F/BW/CD/DQ/VL) with AVX-512 VNNI
+    QB_KERNELS_COUNT = 3,
+};
+
+// The active set. Chosen at the first kernel call (or here): the best set this CPU runs
+// (qb_kernel_set_best), or the set the environment variable QB_KERNELS names ("avx512",
+// "avx2", "portable") when this CPU runs it; a name it does not know or a set it cannot run
+// leaves the best.
+int32_t qb_kernel_set(void);
+// The best set this CPU (and the OS: AVX-512 needs it to save the wider registers) runs,
+// from cpuid alone.
+int32_t qb_kernel_set_best(void);
+// Makes `set` the active one; returns 1, or 0 (nothing changed) when this CPU cannot run it
+// or there is no such set. Only while no kernel runs: each call reads the set once, so a
+// switch in the middle of a parallel section would mix sets within one product.
+int32_t qb_kernel_set_use(int32_t set);
+// "avx512", "avx2", "portable"; "" for a number that is no set.
+const char *qb_kernel_set_name(int32_t set);
+
+#endif

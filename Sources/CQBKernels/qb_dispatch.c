@@ -1,0 +1,141 @@
+// The public kernel entry points: each calls the active set's version through one table of
+// pointers (qb_kernel_list.h), chosen from cpuid at the first call. A table rather than GNU
+// ifunc resolvers: the choice can honour QB_KERNELS, tests can switch sets inside one
+// process to run every set against the references, and it works outside ELF too. The
+// cost is one indirect, always-predicted call per kernel call, each of which covers a row
+// range or more.
+#include "qb_kernel_set.h"
+#include "kernels/qb_kernel_list.h"
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <strings.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include "qb_kernels_portable.h"
+#if defined(__x86_64__)
+#include "qb_kernels_avx2.h"
+#include "qb_kernels_avx512.h"
+#endif
+
+// Indexed by set; on other CPUs than x86-64 only the portable set exists.
+#if defined(__x86_64__)
+static const qb_kernel_table *const tables[QB_KERNELS_COUNT] = {&qb_kernels_portable, &qb_kernels_avx2, &qb_kernels_avx512};
+#else
+static const qb_kernel_table *const tables[QB_KERNELS_COUNT] = {&qb_kernels_portable, &qb_kernels_portable,
+                                                                &qb_kernels_portable};
+#endif
+
+#if defined(__x86_64__)
+// XCR0: which register states the OS saves on a context switch. The instructions exist
+// whatever it says, but registers the OS does not save would be corrupted by preemption.
+static uint64_t xcr0(void) {
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+#endif
+
+static int32_t detect(void) {
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return QB_KERNELS_PORTABLE;
+    const int fma = (c >> 12) & 1, movbe = (c >> 22) & 1, osxsave = (c >> 27) & 1, avx = (c >> 28) & 1,
+              f16c = (c >> 29) & 1;
+    if (!(osxsave && avx)) return QB_KERNELS_PORTABLE;
+    const uint64_t x = xcr0();
+    if ((x & 0x6) != 0x6) return QB_KERNELS_PORTABLE;  // SSE and AVX state
+    unsigned lzcnt = 0;
+    if (__get_cpuid(0x80000001u, &a, &b, &c, &d)) lzcnt = (c >> 5) & 1;
+    if (__get_cpuid_max(0, 0) < 7) return QB_KERNELS_PORTABLE;
+    __cpuid_count(7, 0, a, b, c, d);
+    const int bmi1 = (b >> 3) & 1, avx2 = (b >> 5) & 1, bmi2 = (b >> 8) & 1;
+    if (!(avx2 && fma && f16c && bmi1 && bmi2 && lzcnt && movbe)) return QB_KERNELS_PORTABLE;
+    const int f = (b >> 16) & 1, dq = (b >> 17) & 1, cd = (b >> 28) & 1, bw = (b >> 30) & 1, vl = (b >> 31) & 1;
+    const int vnni = (c >> 11) & 1;
+    // Opmask, upper halves of zmm0-15 and zmm16-31 state.
+    if (f && dq && cd && bw && vl && vnni && (x & 0xE0) == 0xE0) return QB_KERNELS_AVX512;
+    return QB_KERNELS_AVX2;
+#else
+    return QB_KERNELS_PORTABLE;
+#endif
+}
+
+// cpuid traps to the hypervisor in a virtual machine: asked once.
+int32_t qb_kernel_set_best(void) {
+    static _Atomic int32_t best = -1;
+    int32_t b = atomic_load_explicit(&best, memory_order_relaxed);
+    if (b < 0) {
+        b = detect();
+        atomic_store_explicit(&best, b, memory_order_relaxed);
+    }
+    return b;
+}
+
+const char *qb_kernel_set_name(int32_t set) {
+    switch (set) {
+    case QB_KERNELS_AVX512: return "avx512";
+    case QB_KERNELS_AVX2: return "avx2";
+    case QB_KERNELS_PORTABLE: return "portable";
+    default: return "";
+    }
+}
+
+// The active set's table. It starts as `boot`, whose entries choose the set and then call
+// the chosen one's, so an entry point is one load and a tail call, with no first-call test.
+// One word, so a reader never sees a half-made choice; the tables are constant, so relaxed
+// ordering is enough.
+static const qb_kernel_table boot;
+static _Atomic(const qb_kernel_table *) active = &boot;
+
+int32_t qb_kernel_set_use(int32_t set) {
+    if (set < 0 || set >= QB_KERNELS_COUNT || set > qb_kernel_set_best()) return 0;
+    atomic_store_explicit(&active, tables[set], memory_order_relaxed);
+    return 1;
+}
+
+// The first choice: the best set, or the lower one QB_KERNELS names. A set made active in
+// the meantime (qb_kernel_set_use, or another thread's first call) stands.
+__attribute__((noinline, cold)) static const qb_kernel_table *choose(void) {
+    const int32_t best = qb_kernel_set_best();
+    int32_t set = best;
+    const char *env = getenv("QB_KERNELS");
+    if (env) {
+        for (int32_t s = 0; s < QB_KERNELS_COUNT; s++) {
+            if (strcasecmp(env, qb_kernel_set_name(s)) == 0 && s <= best) set = s;
+        }
+    }
+    const qb_kernel_table *expected = &boot;
+    if (!atomic_compare_exchange_strong_explicit(&active, &expected, tables[set], memory_order_relaxed,
+                                                 memory_order_relaxed))
+        return expected;
+    return tables[set];
+}
+
+int32_t qb_kernel_set(void) {
+    const qb_kernel_table *t = atomic_load_explicit(&active, memory_order_relaxed);
+    if (t == &boot) t = choose();
+    for (int32_t s = 0; s < QB_KERNELS_COUNT; s++) {
+        if (tables[s] == t) return s;
+    }
+    return QB_KERNELS_PORTABLE;
+}
+
+#define QB_KERNEL_BOOT_R(ret, name, params, args) \
+    static ret boot_##name params { return choose()->name args; }
+#define QB_KERNEL_BOOT_V(name, params, args) \
+    static void boot_##name params { choose()->name args; }
+QB_KERNEL_LIST(QB_KERNEL_BOOT_R, QB_KERNEL_BOOT_V)
+
+#define QB_KERNEL_BOOT_ENTRY_R(ret, name, params, args) .name = boot_##name,
+#define QB_KERNEL_BOOT_ENTRY_V(name, params, args) .name = boot_##name,
+static const qb_kernel_table boot = {QB_KERNEL_LIST(QB_KERNEL_BOOT_ENTRY_R, QB_KERNEL_BOOT_ENTRY_V)};
+
+static inline const qb_kernel_table *kernels(void) { return atomic_load_explicit(&active, memory_order_relaxed); }
+
+#define QB_KERNEL_WRAP_R(ret, name, params, args) \
+    ret qb_##name params { return kernels()->name args; }
+#define QB_KERNEL_WRAP_V(name, params, args) \
+    void qb_##name params { kernels()->name args; }
+QB_KERNEL_LIST(QB_KERNEL_WRAP_R, QB_KERNEL_WRAP_V)

@@ -1,0 +1,43 @@
+import Foundation
+import XCTest
+import QBTestSupport
+@testable import QBKernels
+
+/// The kernel set chosen at start-up: the best one the CPU runs (read from cpuid), lowered
+/// only by `QB_KERNELS`, switchable for tests.
+final class KernelSetTests: XCTestCase {
+    /// The dispatch's own cpuid reading against the features the kernel reports in
+    /// /proc/cpuinfo (which also drops AVX-512 when the OS does not save its registers).
+    func testBestSetMatchesTheCPUsFeatures() throws {
+        let flags = Set(CPUInfo.flags)
+        #if arch(x86_64)
+            try XCTSkipIf(flags.isEmpty, "no /proc/cpuinfo flags to compare with")
+            // x86-64-v3 as the avx2 set is compiled (LZCNT is "abm" there), and x86-64-v4's
+            // AVX-512 subsets with VNNI for the avx512 set.
+            let v3: Set = ["avx2", "fma", "f16c", "bmi1", "bmi2", "abm", "movbe"]
+            let v4: Set = ["avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx512_vnni"]
+            let expected: KernelSet = !v3.isSubset(of: flags) ? .portable : v4.isSubset(of: flags) ? .avx512 : .avx2
+        #else
+            let expected = KernelSet.portable
+        #endif
+        print("CPU \(CPUInfo.modelName): best kernel set \(KernelSet.best.name), active \(KernelSet.active.name)")
+        XCTAssertEqual(KernelSet.best, expected)
+        XCTAssertEqual(KernelSet.supported, KernelSet.allCases.filter { $0 <= expected })
+    }
+
+    /// The set at start-up is the best, or the lower one QB_KERNELS names; `use` switches to
+    /// any set the CPU runs and refuses the others without changing anything.
+    func testActiveSetFollowsEnvironmentAndUse() {
+        let asked = ProcessInfo.processInfo.environment[KernelSet.environmentVariable].flatMap(KernelSet.init(name:))
+        let before = KernelSet.active
+        XCTAssertEqual(before, asked.map { $0 <= KernelSet.best ? $0 : KernelSet.best } ?? KernelSet.best)
+        defer { KernelSet.use(before) }
+        for set in KernelSet.allCases {
+            let ok = KernelSet.use(set)
+            XCTAssertEqual(ok, set <= KernelSet.best, set.name)
+            if ok { XCTAssertEqual(KernelSet.active, set) } else { XCTAssertNotEqual(KernelSet.active, set) }
+        }
+        XCTAssertEqual(KernelSet(name: "AVX2"), .avx2)
+        XCTAssertNil(KernelSet(name: "sse9"))
+    }
+}
