@@ -21,10 +21,13 @@ struct Eval: ParsableCommand {
     var tokenizer: String?
 
     @Option(help: "Comma-separated settings, e.g. f32,q8_0,q4_0,mlx-q4-g64 (any of: \(QuantSpec.all.joined(separator: ", "))).")
-    var quants: String
+    var quants: String?
 
-    @Option(help: "UTF-8 text to score.")
-    var text: String
+    @Option(help: "UTF-8 text to score (required unless --kl-base).")
+    var text: String?
+
+    @Option(name: .customLong("kl-base"), help: "Instead of comparing settings: llama-perplexity's --kl-divergence statistics of each --quants setting (default: the model as stored) against the log-probabilities `llama-perplexity --kl-divergence-base FILE` wrote, on the file's own tokens (--chunks: the first N of its chunks).")
+    var klBase: String?
 
     @Option(help: "Window size in positions (default: the model's context, at most 512).")
     var ctx: Int?
@@ -34,6 +37,12 @@ struct Eval: ParsableCommand {
 
     @Option(name: .customLong("max-tokens"), help: "Score at most this many ids (default: the whole text).")
     var maxTokens: Int?
+
+    @Option(help: "How windows are cut: 'all' (default: BOS + ctx-1 ids, every id scored once) or 'llama-perplexity' (llama.cpp's: the text tokenized once, ctx-id chunks each starting with BOS, only each chunk's second half scored).")
+    var windows: String = PerplexityWindows.Mode.scoreAll.rawValue
+
+    @Option(help: "With --windows llama-perplexity: score only the first N chunks (llama-perplexity's --chunks).")
+    var chunks: Int?
 
     @Option(help: "Measured repetitions of the speed tests.")
     var repetitions: Int = 3
@@ -58,10 +67,27 @@ struct Eval: ParsableCommand {
         _ = try ThreadCount.resolve(threads)
         guard (1...1000).contains(repetitions) else { throw ValidationError("--repetitions must be between 1 and 1000") }
         if separator == "" { throw ValidationError("--separator cannot be empty") }
+        guard let mode = PerplexityWindows.Mode(rawValue: windows) else {
+            throw ValidationError("unknown --windows '\(windows)'; choose from \(PerplexityWindows.Mode.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if let c = chunks, c < 1 { throw ValidationError("--chunks must be at least 1") }
+        if mode == .llamaPerplexity {
+            if separator != nil { throw ValidationError("--separator does not apply to --windows llama-perplexity (the text is one sequence)") }
+            if maxTokens != nil { throw ValidationError("--max-tokens does not apply to --windows llama-perplexity; use --chunks") }
+        } else if chunks != nil && klBase == nil {
+            throw ValidationError("--chunks applies to --windows llama-perplexity and --kl-base only")
+        }
+        if klBase == nil {
+            if quants == nil { throw ValidationError("--quants is required (unless --kl-base)") }
+            if text == nil { throw ValidationError("--text is required (unless --kl-base)") }
+        } else if text != nil {
+            throw ValidationError("--kl-base scores the file's own tokens; --text does not apply")
+        }
     }
 
     func run() throws {
-        let names = quants.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if let klBase { return try runKLDivergence(base: klBase) }
+        let names = (quants ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         for n in names where (try? QuantSpec(n)) == nil {
             throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
         }
@@ -75,12 +101,14 @@ struct Eval: ParsableCommand {
         let signals = interrupt.handleSignals()
         var evaluation = QuantEvaluation(quants: names, context: ctx, separator: separator, maxTokens: maxTokens)
         evaluation.repetitions = repetitions
+        evaluation.windowMode = PerplexityWindows.Mode(rawValue: windows) ?? .scoreAll
+        evaluation.chunks = chunks
         evaluation.kvType = kvType
         evaluation.interrupt = interrupt
         evaluation.progress = { FileHandle.standardError.write(Data("eval: \($0)\n".utf8)) }
         let run: QuantEvaluation.Run
         do {
-            run = try evaluation.run(model: base, tokenizer: tok, textPath: text, pool: pool, modelHash: FileHash.model(path: path).hash)
+            run = try evaluation.run(model: base, tokenizer: tok, textPath: text ?? "", pool: pool, modelHash: FileHash.model(path: path).hash)
         } catch let e as BenchInterrupted {
             FileHandle.standardError.write(Data("\(e)\n".utf8))
             throw ExitCode(130)
@@ -97,5 +125,51 @@ struct Eval: ParsableCommand {
             print(result.markdown, terminator: "")
         }
         FileHandle.standardError.write(Data("wrote \(url.path), .md and .svg\n".utf8))
+    }
+
+    /// `--kl-base`: llama-perplexity's KL-divergence statistics per setting.
+    func runKLDivergence(base klPath: String) throws {
+        let names = (quants ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let specs: [QuantSpec?] = try names.isEmpty ? [nil] : names.map { n in
+            do { return try QuantSpec(n) } catch {
+                throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
+            }
+        }
+        let file = try LlamaLogitsFile(path: klPath)
+        let path = try model ?? DefaultModel.path()
+        let pool = ThreadPool(threads: try ThreadCount.resolve(threads))
+        let base = try ModelPipeline.open(path: path)
+        let tok = try ModelPipeline.tokenizer(for: base, path: tokenizer)
+        let interrupt = InterruptFlag()
+        let signals = interrupt.handleSignals()
+        defer { withExtendedLifetime(signals) {} }
+        let n = min(chunks ?? file.chunks, file.chunks)
+        FileHandle.standardError.write(Data("eval: \(klPath): n_ctx \(file.context), n_vocab \(file.vocab), \(file.chunks) chunks (scoring \(n), \(n * file.rowsPerChunk) positions)\n".utf8))
+        var all: [String: LlamaKLDivergence] = [:]
+        for spec in specs {
+            let name = spec?.name ?? "as stored"
+            let model = try ModelPipeline.prepare(base, spec: spec, pool: pool)
+            let kld: LlamaKLDivergence
+            do {
+                kld = try LlamaKLDivergence.score(
+                    model, base: file, bos: tok.addsBOS ? tok.bosTokenID : nil, maxChunks: n, pool: pool, kvType: kvType, interrupt: interrupt
+                ) { c, total in FileHandle.standardError.write(Data("eval: \(name): chunk \(c + 1)/\(total)\n".utf8)) }
+            } catch let e as BenchInterrupted {
+                FileHandle.standardError.write(Data("\(e)\n".utf8))
+                throw ExitCode(130)
+            }
+            all[name] = kld
+            print("## \(name) against \(klPath)\n")
+            print(kld.report)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let summary = all.mapValues { k in
+                ["positions": Double(k.count), "mean_kl": k.meanKL.value, "mean_kl_uncertainty": k.meanKL.uncertainty,
+                 "same_top": k.sameTopFraction, "perplexity": k.perplexity.ours, "perplexity_base": k.perplexity.base]
+            }
+            FileHandle.standardOutput.write(try encoder.encode(summary))
+        }
     }
 }
