@@ -132,6 +132,14 @@ final class Gemma270MTests: XCTestCase {
         }
     }
 
+    /// The bench label names the file as llama-bench does ("gemma3 268M Q4_K - Medium"): the
+    /// type from `general.file_type`, not the most common matrix format (the Q8_0 embedding).
+    func testBenchLabelNamesTheFileTypeAsLlamaCppDoes() throws {
+        let model = try ModelLoader.load(path: try requireModel())
+        XCTAssertEqual(model.source.fileType, "Q4_K - Medium")
+        XCTAssertEqual(model.llamaBenchName, "gemma3 268M Q4_K - Medium")
+    }
+
     /// Against `llama-perplexity -c 512 --chunks 1 --kl-divergence-base FILE` on
     /// tinyshakespeare, one chunk to stay quick at debug speed: the text cut as it cuts it
     /// (the same ids as its file holds), its perplexity read back from its log-probabilities
