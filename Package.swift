@@ -21,6 +21,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         // System libraries.
@@ -82,12 +85,23 @@ let package = Package(
         // change points over it.
         .target(name: "QBHistory", dependencies: ["QBRunner", "QBSupport", "CSQLite", "CLibPQ"], swiftSettings: nativeSwift),
 
-        // Layer 6: the command line.
+        // Layer 6: the OpenAI-compatible HTTP server (batched decode, admission, metrics).
+        .target(
+            name: "QBServe",
+            dependencies: [
+                "QBRunner", .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: nativeSwift),
+
+        // Layer 7: the command line.
         .executableTarget(
             name: "quantbench",
             dependencies: [
                 "QBRunner",
                 "QBHistory",
+                "QBServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: nativeSwift,
@@ -111,6 +125,9 @@ let package = Package(
             name: "QBGenerationTests", dependencies: ["QBGeneration", "QBRunner", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
         .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport", "QBTestSupport"], swiftSettings: nativeSwift),
         .testTarget(name: "CLITests", dependencies: ["quantbench", "QBHistory", "QBRunner", "QBTestSupport"], swiftSettings: nativeSwift),
+        .testTarget(
+            name: "QBServeTests", dependencies: ["QBServe", "QBRunner", "QBGeneration", "QBSupport", "quantbench", "QBTestSupport"], exclude: ["oracles"],
+            swiftSettings: nativeSwift),
         .testTarget(
             name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"],
             swiftSettings: nativeSwift),

@@ -226,6 +226,120 @@ static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) 
 }
 #endif
 
+#if defined(QB_AVX512)
+// q4_0x4_512 for R activation rows (1..4) at once: the group's quants are loaded and split
+// into nibbles once per block, and its scales converted and spread once; each row's
+// arithmetic is q4_0x4_512's, operation for operation, so its sums are bitwise the same.
+static inline __attribute__((always_inline)) void q4_0x4_512_rows(
+    const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb, const int R) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i quads = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    __m512 acc0[4], acc1[4];
+    __m128 off[4];
+    for (int r = 0; r < R; r++) {
+        acc0[r] = _mm512_setzero_ps();
+        acc1[r] = _mm512_setzero_ps();
+        off[r] = _mm_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++, g += 72) {
+        _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
+        __m512i q = _mm512_loadu_si512((const void *)(g + 8));
+        __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+        __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        for (int r = 0; r < R; r++) {
+            const qb_q8a *x = xs[r] + b;
+            __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)x->qs));
+            __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(x->qs + 16)));
+            __m512i p = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
+            off[r] = _mm_fmadd_ps(d, _mm_set1_ps(x->s), off[r]);
+            __m512 dd = _mm512_permutexvar_ps(quads, _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x->d))));
+            if (b & 1) acc1[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc1[r]);
+            else acc0[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc0[r]);
+        }
+    }
+    for (int r = 0; r < R; r++)
+        _mm_storeu_ps(ys[r], _mm_sub_ps(sum_quads(_mm512_add_ps(acc0[r], acc1[r])), _mm_mul_ps(off[r], _mm_set1_ps(8))));
+}
+
+// q8_0x4_512 for R activation rows (1..4), likewise: the quants are loaded and made
+// unsigned once per block, each row's arithmetic is q8_0x4_512's.
+static inline __attribute__((always_inline)) void q8_0x4_512_rows(
+    const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb, const int R) {
+    const __m512i sign = _mm512_set1_epi8((char)0x80);
+    const __m512i halves01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i halves23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    __m512 acc01[4], acc23[4];
+    __m128 off[4];
+    for (int r = 0; r < R; r++) {
+        acc01[r] = _mm512_setzero_ps();
+        acc23[r] = _mm512_setzero_ps();
+        off[r] = _mm_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++, g += 136) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
+        __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + 8)), sign);
+        __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + 72)), sign);
+        __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        for (int r = 0; r < R; r++) {
+            const qb_q8a *x = xs[r] + b;
+            __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)x->qs));
+            off[r] = _mm_fmadd_ps(d, _mm_set1_ps(x->s), off[r]);
+            __m512 dx = _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x->d)));
+            acc01[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w01, xv)),
+                                       _mm512_permutexvar_ps(halves01, dx), acc01[r]);
+            acc23[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w23, xv)),
+                                       _mm512_permutexvar_ps(halves23, dx), acc23[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        float o[4];
+        _mm_storeu_ps(o, _mm_mul_ps(off[r], _mm_set1_ps(128)));
+        float *y = ys[r];
+        y[0] = hsum_ps(_mm512_castps512_ps256(acc01[r])) - o[0];
+        y[1] = hsum_ps(_mm512_extractf32x8_ps(acc01[r], 1)) - o[1];
+        y[2] = hsum_ps(_mm512_castps512_ps256(acc23[r])) - o[2];
+        y[3] = hsum_ps(_mm512_extractf32x8_ps(acc23[r], 1)) - o[3];
+    }
+}
+#endif
+
+void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *xs, float *const *ys, int64_t n,
+                             int64_t g0, int64_t g1, int64_t cols) {
+    int64_t nb = cols / 32, gbb = group_block_bytes(type);
+#if defined(QB_AVX512)
+    if (type == QB_Q4_0 || type == QB_Q8_0) {
+        const int q4 = type == QB_Q4_0;
+        for (int64_t g = g0; g < g1; g++) {
+            const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
+            for (int64_t i = 0; i < n; i += 4) {
+                const qb_q8a *x[4];
+                float *y[4];
+                int64_t m = n - i < 4 ? n - i : 4;
+                for (int64_t r = 0; r < m; r++) { x[r] = xs[i + r]; y[r] = ys[i + r] + 4 * g; }
+                if (q4) {
+                    switch (m) {
+                    case 4: q4_0x4_512_rows(grp, x, y, nb, 4); break;
+                    case 3: q4_0x4_512_rows(grp, x, y, nb, 3); break;
+                    case 2: q4_0x4_512_rows(grp, x, y, nb, 2); break;
+                    default: q4_0x4_512_rows(grp, x, y, nb, 1); break;
+                    }
+                } else {
+                    switch (m) {
+                    case 4: q8_0x4_512_rows(grp, x, y, nb, 4); break;
+                    case 3: q8_0x4_512_rows(grp, x, y, nb, 3); break;
+                    case 2: q8_0x4_512_rows(grp, x, y, nb, 2); break;
+                    default: q8_0x4_512_rows(grp, x, y, nb, 1); break;
+                    }
+                }
+            }
+        }
+        return;
+    }
+#endif
+    for (int64_t g = g0; g < g1; g++)
+        for (int64_t i = 0; i < n; i++) qb_matvec_repacked(type, w, xs[i], ys[i], g, g + 1, cols);
+}
+
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
     int64_t nb = cols / 32, gbb = group_block_bytes(type);
     for (int64_t g = g0; g < g1; g++) {

@@ -7,7 +7,9 @@ public enum GGUFValueType: UInt32, Sendable {
 }
 
 /// A GGUF metadata value, keeping its stored type so a file can be written back as read.
-public indirect enum GGUFValue: Sendable, Equatable {
+/// Not `indirect`: an array's elements are stored inline (24 bytes each) rather than one
+/// heap box per element, which made a metadata array cost 50 bytes an element.
+public enum GGUFValue: Sendable, Equatable {
     case uint8(UInt8), int8(Int8), uint16(UInt16), int16(Int16), uint32(UInt32), int32(Int32)
     case float32(Float), bool(Bool), string(String), uint64(UInt64), int64(Int64), float64(Double)
     case array(GGUFValueType, [GGUFValue])
@@ -197,6 +199,22 @@ public final class GGUFFile: @unchecked Sendable {
     struct Reader {
         let file: MappedFile
         var offset = 0
+        /// Bytes the metadata takes once decoded (values, strings), which may not pass three
+        /// times the file's size plus 4 MB, checked before each array is allocated: an
+        /// element costs 24 bytes decoded, so 8-byte elements (empty strings) cost three
+        /// times their bytes and a file of 20 million int32 (six times) is refused.
+        /// Vocabulary-only files stay well inside; model files are mostly tensor data.
+        var decodedBytes = 0
+        var decodedAllowance: Int { file.size.multipliedReportingOverflow(by: 3).partialValue &+ (4 << 20) }
+
+        mutating func charge(_ bytes: Int, _ item: String) throws {
+            decodedBytes = decodedBytes.addingReportingOverflow(bytes).partialValue
+            guard decodedBytes >= 0, decodedBytes <= decodedAllowance else {
+                throw ModelError.invalidField(
+                    path: file.path, field: item,
+                    reason: "metadata would take more than \(decodedAllowance) bytes in memory, over three times the file's size")
+            }
+        }
 
         mutating func u32(_ item: String) throws -> UInt32 {
             defer { offset += 4 }
@@ -215,6 +233,8 @@ public final class GGUFFile: @unchecked Sendable {
             }
             let bytes = try file.bytes(at: offset, count: Int(n), item: item)
             offset += Int(n)
+            // Strings longer than 15 bytes are allocated, with a header.
+            if n > 15 { try charge(Int(n) + 32, item) }
             return String(decoding: bytes, as: UTF8.self)
         }
 
@@ -250,6 +270,21 @@ public final class GGUFFile: @unchecked Sendable {
                 guard let elementType = GGUFValueType(rawValue: elementRaw) else {
                     throw ModelError.invalidField(path: file.path, field: item, reason: "unknown array element type \(elementRaw)")
                 }
+                // The smallest an element can be in the file: the count must fit what is left.
+                let smallest: UInt64
+                switch elementType {
+                case .uint8, .int8, .bool: smallest = 1
+                case .uint16, .int16: smallest = 2
+                case .uint32, .int32, .float32: smallest = 4
+                case .uint64, .int64, .float64, .string: smallest = 8
+                case .array: smallest = 12
+                }
+                guard count.multipliedReportingOverflow(by: smallest).partialValue <= UInt64(file.size - offset),
+                      count <= UInt64(file.size - offset) else {
+                    throw ModelError.invalidField(
+                        path: file.path, field: item, reason: "array count \(count) runs past the end of the file")
+                }
+                try charge(Int(count) * MemoryLayout<GGUFValue>.stride, item)
                 var values: [GGUFValue] = []
                 values.reserveCapacity(Int(count))
                 for _ in 0..<Int(count) { values.append(try value(type: elementRaw, item: item, depth: depth + 1)) }

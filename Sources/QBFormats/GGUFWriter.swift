@@ -63,7 +63,10 @@ public struct GGUFWriter {
             }
             header.append(Data(count: (alignment - header.count % alignment) % alignment))
             try out.write(contentsOf: header)
+            LongWork.begin("writing \(url.lastPathComponent)", total: offset)
+            defer { LongWork.end() }
             for t in tensors {
+                try LongWork.checkpoint()
                 let n = t.byteCount
                 let padded = (n + alignment - 1) / alignment * alignment
                 let buf = UnsafeMutableRawBufferPointer.allocate(byteCount: max(padded, 1), alignment: 64)
@@ -71,6 +74,7 @@ public struct GGUFWriter {
                 buf.initializeMemory(as: UInt8.self, repeating: 0)
                 try t.fill(UnsafeMutableRawBufferPointer(rebasing: buf[0..<n]))
                 try out.write(contentsOf: Data(bytesNoCopy: buf.baseAddress!, count: padded, deallocator: .none))
+                try LongWork.advance(padded)
             }
         }
     }

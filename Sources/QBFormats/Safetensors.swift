@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 
 /// One tensor entry of a safetensors header.
 public struct SafetensorsEntry: Sendable {
@@ -38,6 +39,11 @@ public final class SafetensorsFile: @unchecked Sendable {
         let n = Int(headerLength)
         let raw = try file.bytes(at: 8, count: n, item: "JSON header")
         let json: Any
+        do {
+            try NestingDepth.checkJSON(raw)
+        } catch {
+            throw ModelError.invalidField(path: path, field: "JSON header", reason: error.description)
+        }
         do {
             json = try JSONSerialization.jsonObject(with: Data(raw), options: [])
         } catch {

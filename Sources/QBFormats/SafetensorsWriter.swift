@@ -37,7 +37,7 @@ public enum SafetensorsWriter {
     /// Writes the header, then calls `body(index, handle)` for each tensor in order, which
     /// must write exactly that tensor's `byteCount` bytes.
     public static func stream(
-        path: String, tensors: [RawTensor], metadata: [String: String],
+        path: String, tensors: [RawTensor], metadata: [String: String], progressPerTensor: Bool = true,
         body: (Int, FileHandle) throws -> Void
     ) throws {
         var parts: [String] = []
@@ -63,6 +63,14 @@ public enum SafetensorsWriter {
         var len = UInt64(header.utf8.count).littleEndian
         try out.write(contentsOf: Data(bytes: &len, count: 8))
         try out.write(contentsOf: Data(header.utf8))
-        for i in tensors.indices { try body(i, out) }
+        // Progress (and the check for an interrupt) after every tensor, or, when the body
+        // reports finer pieces itself, only at the start.
+        LongWork.begin("writing \(LongWork.displayName(path))", total: offset)
+        defer { LongWork.end() }
+        for i in tensors.indices {
+            try LongWork.checkpoint()
+            try body(i, out)
+            if progressPerTensor { try LongWork.advance(tensors[i].byteCount) }
+        }
     }
 }

@@ -10,6 +10,9 @@ public enum GenerationError: Error, Equatable, CustomStringConvertible {
     case invalidToken(id: TokenID, vocabularySize: Int)
     /// A session's context must be at least one position and at most the model's.
     case invalidContextLength(requested: Int, modelMaximum: Int)
+    /// The sampler had no candidate left (every id banned by the logit bias or the
+    /// penalties), at the given generated-token index.
+    case noCandidate(step: Int)
 
     public var description: String {
         switch self {
@@ -21,6 +24,8 @@ public enum GenerationError: Error, Equatable, CustomStringConvertible {
             return "prompt token \(id) is outside the model's vocabulary (0..<\(vocab))"
         case .invalidContextLength(let requested, let maximum):
             return "the context length must be between 1 and the model's context (\(maximum)), got \(requested)"
+        case .noCandidate(let step):
+            return "no token can be sampled at step \(step): the logit bias and penalties leave every token at -inf"
         }
     }
 }

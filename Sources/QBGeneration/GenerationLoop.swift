@@ -108,6 +108,12 @@ public enum GenerationLoop {
         while true {
             if isCancelled() { flushText(); return finish(.cancelled) }
             let next = sampler.sample(&logits, history: sequence[...])
+            // The default sampler leaves the biased, penalised logits in place: a pick at
+            // -inf means nothing was left to pick (it would otherwise be id 0).
+            if parameters.sampling.sampler == .default, Int(next) < logits.count, logits[Int(next)] == -.infinity {
+                flushText()
+                throw GenerationError.noCandidate(step: summary.generatedTokens.count)
+            }
             if stopIDs.contains(next) { flushText(); return finish(.endOfSequence) }
             let now = since()
             if summary.timeToFirstToken == nil { summary.timeToFirstToken = now }

@@ -138,6 +138,14 @@ public struct SamplingParameters: Sendable, Codable, Equatable {
                 throw E.outOfRange(parameter: "logit-bias", value: "\(b.bias) for token \(b.token)", allowed: "a finite number or -inf")
             }
         }
+        if let vocabularySize, vocabularySize > 0 {
+            let banned = Set(logitBias.lazy.filter { $0.bias == -.infinity }.map(\.token))
+            if banned.count >= vocabularySize {
+                throw E.outOfRange(
+                    parameter: "logit-bias", value: "-inf for all \(vocabularySize) tokens",
+                    allowed: "a bias that leaves at least one token possible")
+            }
+        }
         if sampler == .llama2c {
             if repeatLastN != 0 && repeatPenalty != 1 { throw E.unsupported(parameter: "repeat-penalty", sampler: sampler) }
             if repeatLastN != 0 && presencePenalty != 0 { throw E.unsupported(parameter: "presence-penalty", sampler: sampler) }

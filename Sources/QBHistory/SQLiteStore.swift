@@ -10,6 +10,8 @@ public final class SQLiteStore: HistoryStore {
     public let dialect = SQLDialect.sqlite
     private var db: OpaquePointer?
     let busyTimeout: Duration
+    /// The primary result code of the last failed statement.
+    private var lastFailure: Int32 = SQLITE_OK
 
     /// `create`: make the file (and its folder) when missing; otherwise a missing file is an
     /// error, as `history` wants.
@@ -35,7 +37,7 @@ public final class SQLiteStore: HistoryStore {
         sqlite3_busy_timeout(handle, Int32(clamping: ms))
         do {
             // The first statements read the file's header: a corrupt file fails here.
-            let mode = try query("PRAGMA journal_mode = WAL", [])
+            let mode = try whileBusy { try query("PRAGMA journal_mode = WAL", []) }
             if mode.first?.first?.text?.lowercased() != "wal" {
                 throw HistoryError.failed(database: path, reason: "cannot switch to write-ahead logging (journal mode \(mode.first?.first?.text ?? "unknown"))")
             }
@@ -62,9 +64,29 @@ public final class SQLiteStore: HistoryStore {
         try run(sql, parameters, collect: true)
     }
 
+    /// Retries `body` while SQLite reports the database busy, up to the busy timeout.
+    /// Switching a new file to write-ahead logging needs the exclusive lock, and SQLite
+    /// answers SQLITE_BUSY there at once, without its busy handler (which would deadlock
+    /// two processes that each hold a shared lock), so two processes creating one
+    /// database at once need this wait of their own.
+    private func whileBusy<T>(_ body: () throws -> T) throws -> T {
+        let deadline = ContinuousClock.now + busyTimeout
+        var pause = Duration.milliseconds(2)
+        while true {
+            do {
+                return try body()
+            } catch {
+                guard lastFailure == SQLITE_BUSY || lastFailure == SQLITE_LOCKED, ContinuousClock.now + pause < deadline else { throw error }
+                Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18 + Double(pause.components.seconds))
+                pause = min(pause * 2, .milliseconds(100))
+            }
+        }
+    }
+
     private func fail(_ rc: Int32) -> HistoryError {
         let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
         let primary = rc & 0xff
+        lastFailure = primary
         if primary == SQLITE_BUSY || primary == SQLITE_LOCKED {
             return .failed(database: name, reason: "\(message) (another process held it past the \(busyTimeout) busy timeout)")
         }

@@ -14,6 +14,9 @@ public enum ChatTemplateError: Error, CustomStringConvertible, Equatable, Sendab
     /// The template called `raise_exception(message)` (templates do this to reject a
     /// conversation, e.g. "Conversation roles must alternate user/assistant/...").
     case raised(template: String, line: Int, message: String)
+    /// The render ran into a limit of the sandbox templates run in (`JinjaLimits`):
+    /// too many operations, too much output, a value or total memory too large, too long.
+    case limitExceeded(template: String, line: Int, limit: JinjaLimit, message: String)
     /// JSON input (messages, tools, a context file) is malformed.
     case invalidJSON(source: String, reason: String)
     /// The messages are not what a chat template can take (e.g. a message without a role).
@@ -27,10 +30,17 @@ public enum ChatTemplateError: Error, CustomStringConvertible, Equatable, Sendab
         case .unsupported(let t, let line, let c): return "\(t):\(line): unsupported in chat templates: \(c)"
         case .render(let t, let line, let m): return "\(t):\(line): template error: \(m)"
         case .raised(let t, let line, let m): return "\(t):\(line): the template raised an exception: \(m)"
+        case .limitExceeded(let t, let line, let limit, let m): return "\(t):\(line): template stopped at its \(limit.rawValue) limit: \(m)"
         case .invalidJSON(let s, let r): return "\(s): invalid JSON: \(r)"
         case .invalidMessages(let s, let r): return "\(s): invalid chat messages: \(r)"
         case .unreadable(let p, let r): return "\(p): cannot read chat template: \(r)"
         }
+    }
+
+    /// The limit the render ran into, when that is what failed.
+    public var limit: JinjaLimit? {
+        if case .limitExceeded(_, _, let l, _) = self { return l }
+        return nil
     }
 
     /// The message given to `raise_exception`, when that is what failed.

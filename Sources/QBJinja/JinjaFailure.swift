@@ -1,7 +1,7 @@
 /// An error inside the renderer before it knows the line; the statement that was running
 /// adds the line and the template name (see `JinjaRenderer`).
 package struct JinjaFailure: Error {
-    package enum Kind {
+    package enum Kind: Equatable {
         /// Python's TypeError/ValueError and friends.
         case type
         /// Use of an undefined value where jinja2's Undefined raises.
@@ -11,6 +11,8 @@ package struct JinjaFailure: Error {
         /// What jinja2's sandbox refuses (list.append, ...).
         case security
         case unsupported
+        /// A limit of the sandbox (`JinjaLimits`).
+        case limit(JinjaLimit)
     }
 
     package let kind: Kind
@@ -31,6 +33,7 @@ package struct JinjaFailure: Error {
         case .type: return .render(template: template, line: l, message: message)
         case .undefined: return .render(template: template, line: l, message: message)
         case .security: return .render(template: template, line: l, message: "security: " + message)
+        case .limit(let limit): return .limitExceeded(template: template, line: l, limit: limit, message: message)
         }
     }
 }

@@ -24,20 +24,20 @@ extension JinjaRenderer {
             switch value {
             case .markup: return value
             case .string(let s): return .markup(s)
-            default: return .markup(value.pythonString)
+            default: return .markup(try str(value))
             }
         case .e, .escape:
             try b.noArguments()
             if case .markup = value { return value }
-            return .markup(PyText.htmlEscape(value.pythonString))
+            return .markup(try escaped(try str(value)))
         case .forceescape:
             try b.noArguments()
-            return .markup(PyText.htmlEscape(value.pythonString))
+            return .markup(try escaped(try str(value)))
         case .string:
             try b.noArguments()
             switch value {
             case .string, .markup: return value
-            default: return .string(value.pythonString)
+            default: return .string(try str(value))
             }
         case .trim:
             let v = try b.bind(["chars"])
@@ -58,16 +58,17 @@ extension JinjaRenderer {
         case .replace:
             let v = try b.bind(["old", "new", "count"], required: 2)
             let count = try v[2].flatMap { $0.isNone ? nil : try $0.requireInt("count") } ?? -1
-            return .string(
-                PyText.replace(
-                    value.pythonString, (v[0] ?? .none).pythonString, (v[1] ?? .none).pythonString, count: count))
+            let (text, old, new) = (try str(value), try str(v[0] ?? .none), try str(v[1] ?? .none))
+            try admitReplace(text, old, new, count: count)
+            return .string(PyText.replace(text, old, new, count: count))
         case .indent:
             let v = try b.bind(["width", "first", "blank"])
             return try indent(value, width: v[0] ?? .int(4), first: v[1]?.isTruthy ?? false, blank: v[2]?.isTruthy ?? false)
         case .center:
             let v = try b.bind(["width"])
             let width = try v[0].map { try $0.requireInt("width") } ?? 80
-            return .string(PyText.center(value.pythonString, width, " "))
+            try admitRepeat(1, width)
+            return .string(PyText.center(try str(value), width, " "))
         case .wordcount:
             try b.noArguments()
             var count = 0, inWord = false
@@ -80,7 +81,7 @@ extension JinjaRenderer {
         case .format:
             // jinja2: soft_str(value) % (kwargs or args)
             let args: JinjaValue = keyword.isEmpty ? .tuple(positional) : .object(JinjaObject(keyword))
-            return .string(try JinjaOperators.printf(value.pythonString, args))
+            return .string(try JinjaOperators.printf(try str(value), args, limit: budget.limits.valueBytes))
         case .tojson:
             return try tojson(value, b)
         case .length, .count:
@@ -110,8 +111,10 @@ extension JinjaRenderer {
             let v = try b.bind(["d", "attribute"])
             var items = try iterate(value)
             if let attribute = v[1], !attribute.isNone { items = try items.map { try attributeOf($0, attribute) } }
-            let separator = (v[0] ?? .string("")).pythonString
-            return .string(items.map(\.pythonString).joined(separator: separator))
+            let separator = try str(v[0] ?? .string(""))
+            let parts = try items.map { try str($0) }
+            try admitJoin(parts, separator: separator)
+            return .string(parts.joined(separator: separator))
         case .d, .default:
             let v = try b.bind(["default_value", "boolean"])
             let fallback = v[0] ?? .string("")
@@ -129,6 +132,7 @@ extension JinjaRenderer {
             var seen: [JinjaValue] = []
             var out: [JinjaValue] = []
             for item in try iterate(value) {
+                try budget.spend(1 &+ seen.count)
                 var key = try v[1].map { $0.isNone ? item : try attributeOf(item, $0) } ?? item
                 if !caseSensitive { key = Self.ignoreCase(key) }
                 switch key {
@@ -199,6 +203,7 @@ extension JinjaRenderer {
                 if x.stringValue != nil && total.stringValue == nil {
                     throw JinjaFailure(.type, "unsupported operand type(s) for +: '\(total.typeName)' and 'str'")
                 }
+                try admitBinary(.add, total, x)
                 total = try JinjaOperators.add(total, x)
             }
             return total
@@ -243,6 +248,7 @@ extension JinjaRenderer {
             let v = try b.bind(["linecount", "fill_with"], required: 1)
             let n = try (v[0] ?? .none).requireInt("linecount")
             guard n > 0 else { throw JinjaFailure(.type, "batch size must be positive") }
+            if let fill = v[1], !fill.isNone { try admitRepeat(16, min(n, Int.max / 16)) }
             var rows: [JinjaValue] = []
             var row: [JinjaValue] = []
             for item in try iterate(value) {
@@ -307,6 +313,8 @@ extension JinjaRenderer {
     }
 
     private func sorted(_ items: [JinjaValue], reverse: Bool, caseSensitive: Bool, attribute: JinjaValue?) throws -> [JinjaValue] {
+        // n log n comparisons.
+        try budget.spend(items.count &* (Int.bitWidth - items.count.leadingZeroBitCount))
         let keys: [JinjaValue] = try items.map { item in
             let k = try attribute.map { $0.isNone ? item : try attributeOf(item, $0) } ?? item
             return caseSensitive ? k : Self.ignoreCase(k)
@@ -344,6 +352,7 @@ extension JinjaRenderer {
         guard let name = positional.first?.stringValue else { throw JinjaFailure(.type, "map requires a filter argument") }
         guard let f = JinjaFilter(rawValue: name) else { throw JinjaFailure(.type, "No filter named '\(name)'.") }
         let rest = Array(positional.dropFirst())
+        try budget.spend(items.count)
         return generator(try items.map { try filter(f, $0, rest, keyword) })
     }
 
@@ -381,7 +390,9 @@ extension JinjaRenderer {
         if let w = width.stringValue {
             indention = w
         } else {
-            indention = String(repeating: " ", count: max(0, try width.requireInt("width")))
+            let n = try width.requireInt("width")
+            try admitRepeat(1, n)
+            indention = String(repeating: " ", count: max(0, n))
         }
         let text: String
         switch value {
@@ -391,6 +402,8 @@ extension JinjaRenderer {
         }
         // jinja2 appends a newline first so that splitlines keeps a trailing empty line.
         let lines = PyText.splitLines(text + "\n")
+        try admitRepeat(max(1, indention.utf8.count), lines.count)
+        try budget.admit(text.utf8.count &+ indention.utf8.count &* lines.count)
         var rv: String
         if blank {
             rv = lines.joined(separator: "\n" + indention)
@@ -412,7 +425,10 @@ extension JinjaRenderer {
         switch v[1] {
         case nil, .none?: indent = nil
         case .string(let s)?, .markup(let s)?: indent = s
-        case let x?: indent = String(repeating: " ", count: max(0, try x.requireInt("indent")))
+        case let x?:
+            let n = try x.requireInt("indent")
+            try admitRepeat(1, n)
+            indent = String(repeating: " ", count: max(0, n))
         }
         var separators: (String, String)?
         if let s = v[2], !s.isNone {
@@ -422,6 +438,7 @@ extension JinjaRenderer {
             }
             separators = (a, c)
         }
+        try admitJSON(value, indent: indent?.utf8.count ?? 0, ensureASCII: v[0]?.isTruthy ?? false)
         return .string(
             try JinjaJSON.dumps(
                 value, ensureASCII: v[0]?.isTruthy ?? false, indent: indent, separators: separators,

@@ -58,6 +58,13 @@ extension JinjaRenderer {
         _ receiver: JinjaValue, _ name: String, _ args: [JinjaValue], _ kwargs: [(String, JinjaValue)]
     ) throws -> JinjaValue? {
         let binder = JinjaArgumentBinder(name, args, kwargs)
+        // Methods walk their receiver (and search it for string arguments): that is work.
+        switch receiver {
+        case .string(let s), .markup(let s):
+            try spendSearching(s, args.lazy.compactMap(\.stringValue).max { $0.utf8.count < $1.utf8.count })
+        case .array(let a), .tuple(let a): try budget.spend(a.count)
+        default: break
+        }
         switch receiver {
         case .string(let s):
             return try stringMethod(s, name, binder, markup: false)
@@ -178,10 +185,12 @@ extension JinjaRenderer {
             let sep = try chars(v[0], "sep")
             if sep == "" { throw JinjaFailure(.type, "empty separator") }
             let maxSplit = try v[1].map { try $0.requireInt("maxsplit") } ?? -1
+            try admitSplit(s, sep)
             let parts = name == "split" ? PyText.split(s, sep, maxSplit: maxSplit) : PyText.rsplit(s, sep, maxSplit: maxSplit)
             return .array(parts.map(wrap))
         case "splitlines":
             let v = try b.bind(["keepends"])
+            try admitSplit(s, "\n")
             return .array(PyText.splitLines(s, keepEnds: v[0]?.isTruthy ?? false).map(wrap))
         case "replace":
             let v = try b.bind(["old", "new", "count"], required: 2)
@@ -189,6 +198,7 @@ extension JinjaRenderer {
                 throw JinjaFailure(.type, "replace() arguments must be str")
             }
             let count = try v[2].map { try $0.requireInt("count") } ?? -1
+            try admitReplace(s, old, new, count: count)
             return wrap(PyText.replace(s, old, new, count: count))
         case "startswith", "endswith":
             let v = try b.bind(["prefix", "start", "end"], required: 1)
@@ -252,8 +262,9 @@ extension JinjaRenderer {
                 guard let t = item.stringValue else {
                     throw JinjaFailure(.type, "sequence item \(i): expected str instance, \(item.typeName) found")
                 }
-                parts.append(markup && item.isPlainString ? PyText.htmlEscape(t) : t)
+                parts.append(markup && item.isPlainString ? try escaped(t) : t)
             }
+            try admitJoin(parts, separator: s)
             return wrap(parts.joined(separator: s))
         case "center", "ljust", "rjust":
             let v = try b.bind(["width", "fillchar"], required: 1)
@@ -264,6 +275,7 @@ extension JinjaRenderer {
             }
             let n = s.unicodeScalars.count
             guard width > n else { return wrap(s) }
+            try admitRepeat(f.utf8.count, width)
             let pad = String(repeating: String(Character(f)), count: width - n)
             switch name {
             case "ljust": return wrap(s + pad)
@@ -275,6 +287,7 @@ extension JinjaRenderer {
             let width = try (v[0] ?? .none).requireInt("width")
             let scalars = Array(s.unicodeScalars)
             guard width > scalars.count else { return wrap(s) }
+            try admitRepeat(1, width)
             let zeros = String(repeating: "0", count: width - scalars.count)
             if let first = scalars.first, first == "+" || first == "-" {
                 return wrap(String(Character(first)) + zeros + PyText.scalarsString(scalars.dropFirst()))
@@ -320,6 +333,9 @@ extension JinjaRenderer {
         case "expandtabs":
             let v = try b.bind(["tabsize"])
             let size = try v[0].map { try $0.requireInt("tabsize") } ?? 8
+            let tabs = s.utf8.reduce(0) { $0 &+ ($1 == 9 ? 1 : 0) }
+            try admitRepeat(max(1, size), tabs)
+            try budget.admit(s.utf8.count &+ max(0, size) &* tabs)
             var out = "", column = 0
             for c in s.unicodeScalars {
                 if c == "\t" {
@@ -412,8 +428,10 @@ extension JinjaRenderer {
                     throw JinjaFailure(.type, "invalid format field '\(field)'")
                 }
             }
-            let text = conversion == "r" ? value.pythonRepr : value.pythonString
-            out += escape && !value.isMarkup ? PyText.htmlEscape(text) : text
+            if conversion == "r" { try budget.admit(value.printedBound(limit: budget.limits.valueBytes)) }
+            let text = conversion == "r" ? value.pythonRepr : try str(value)
+            out += escape && !value.isMarkup ? try escaped(text) : text
+            try budget.admit(out.utf8.count)
         }
         return out
     }
@@ -440,7 +458,17 @@ extension JinjaRenderer {
             default: throw JinjaFailure(.type, "range expected 1 to 3 arguments, got \(ints.count)")
             }
             if step == 0 { throw JinjaFailure(.type, "range() arg 3 must not be zero") }
-            let count = step > 0 ? max(0, (stop - start + step - 1) / step) : max(0, (start - stop - step - 1) / -step)
+            // Overflow-checked: `range(-2**63, 2**63 - 1)` is simply too big.
+            let (span, spanOverflow) = step > 0 ? stop.subtractingReportingOverflow(start) : start.subtractingReportingOverflow(stop)
+            let stride = step.magnitude
+            let count: Int
+            if spanOverflow {
+                count = Int.max
+            } else if span <= 0 {
+                count = 0
+            } else {
+                count = Int((UInt(span) + stride - 1) / stride)
+            }
             // jinja2's sandbox refuses ranges this long.
             if count > 100_000 { throw JinjaFailure(.security, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).") }
             return .array((0..<count).map { .int(start + $0 * step) })

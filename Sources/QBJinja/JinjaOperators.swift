@@ -6,7 +6,8 @@ enum JinjaOperators {
         JinjaFailure(.type, "unsupported operand type(s) for \(op): '\(a.typeName)' and '\(b.typeName)'")
     }
 
-    static func binary(_ op: JinjaBinaryOp, _ a: JinjaValue, _ b: JinjaValue) throws -> JinjaValue {
+    /// `limit` bounds what a printf width or precision may ask for (the sandbox's value size).
+    static func binary(_ op: JinjaBinaryOp, _ a: JinjaValue, _ b: JinjaValue, limit: Int = .max) throws -> JinjaValue {
         switch op {
         case .add: return try add(a, b)
         case .subtract:
@@ -29,7 +30,7 @@ enum JinjaOperators {
             if y == 0 { throw JinjaFailure(.type, "float floor division by zero") }
             return .double((x / y).rounded(.down))
         case .modulo:
-            if let format = a.stringValue { return .string(try JinjaOperators.printf(format, b)) }
+            if let format = a.stringValue { return .string(try JinjaOperators.printf(format, b, limit: limit)) }
             if let x = a.intValue, let y = b.intValue {
                 if y == 0 { throw JinjaFailure(.type, "integer division or modulo by zero") }
                 if y == -1 { return .int(0) }
@@ -175,7 +176,7 @@ enum JinjaOperators {
     /// flags, width and precision, and %(name)s with a mapping. As in Python, a tuple gives
     /// the arguments, anything else is the one argument, and leftover arguments are an
     /// error unless the argument is a mapping or a list.
-    static func printf(_ format: String, _ args: JinjaValue) throws -> String {
+    static func printf(_ format: String, _ args: JinjaValue, limit: Int = .max) throws -> String {
         let values: [JinjaValue]
         var mapping: JinjaObject?
         var leftoverAllowed = false
@@ -231,6 +232,11 @@ enum JinjaOperators {
                 }
                 precision = Int(p) ?? 0
             }
+            // A width or precision beyond what one value may hold is refused before padding.
+            if (Int(width) ?? (width.isEmpty ? 0 : .max)) > limit || (precision ?? 0) > limit {
+                throw JinjaFailure(.limit(.valueBytes), "a format width or precision of \(width.isEmpty ? String(precision ?? 0) : width) is larger than the \(JinjaBudget.describe(bytes: limit)) one value may take")
+            }
+
             guard let conv = chars.popFirst() else { throw JinjaFailure(.type, "incomplete format") }
             if conv == "%" {
                 out += "%"
@@ -277,6 +283,9 @@ enum JinjaOperators {
                 }
             }
             out += body
+            if out.utf8.count > limit {
+                throw JinjaFailure(.limit(.valueBytes), "a formatted string grew past the \(JinjaBudget.describe(bytes: limit)) one value may take")
+            }
         }
         if next < values.count && !leftoverAllowed && mapping == nil {
             throw JinjaFailure(.type, "not all arguments converted during string formatting")

@@ -18,6 +18,13 @@ struct JinjaParser {
     private static let maximumDepth = 100
     /// Block nesting (if/for/macro/... inside each other), refused beyond this.
     private static let maximumBlockDepth = 100
+    /// Operators (binary, and/or, comparisons, attributes, subscripts, calls, filters,
+    /// tests, conditionals) one tag may hold. Chains of them (`1 + 1 + ...`, `x|f|f|...`)
+    /// are built by loops, not recursion, but make trees as deep as they are long, which
+    /// evaluating and freeing then walk recursively: capping them per tag bounds every
+    /// tree's depth. Real chat templates have a few dozen at most.
+    static let maximumOperatorsPerTag = 1000
+    private var operatorsInTag = 0
     private let stack = JinjaStackGuard()
 
     /// Tags jinja2 has that chat templates do not get here (there is no loader to include
@@ -140,6 +147,7 @@ struct JinjaParser {
                 body.append(.text(text))
             case .variableBegin:
                 _ = advance()
+                operatorsInTag = 0
                 let e = try tuple()
                 guard case .variableEnd = current.kind else {
                     throw fail("expected '}}' to end the expression, got \(describe(current))")
@@ -148,6 +156,7 @@ struct JinjaParser {
                 body.append(.output(e, line: t.line))
             case .blockBegin:
                 _ = advance()
+                operatorsInTag = 0
                 guard case .name(let tag) = current.kind else {
                     throw fail("expected a tag name after '{%', got \(describe(current))")
                 }
@@ -426,12 +435,21 @@ struct JinjaParser {
         return .tuple(items)
     }
 
+    /// Counts one operator node of the current tag.
+    private mutating func op() throws {
+        operatorsInTag += 1
+        if operatorsInTag > Self.maximumOperatorsPerTag {
+            throw fail("expression too long: more than \(Self.maximumOperatorsPerTag) operators in one tag")
+        }
+    }
+
     mutating func expression() throws -> JinjaExpr {
         depth += 1
         defer { depth -= 1 }
         if depth > Self.maximumDepth || stack.exceeded { throw fail("expression nested too deeply") }
         var e = try orExpression()
         while skipName("if") {
+            try op()
             let test = try orExpression()
             var otherwise: JinjaExpr?
             if skipName("else") { otherwise = try expression() }
@@ -442,13 +460,19 @@ struct JinjaParser {
 
     private mutating func orExpression() throws -> JinjaExpr {
         var e = try andExpression()
-        while skipName("or") { e = .or(e, try andExpression()) }
+        while skipName("or") {
+            try op()
+            e = .or(e, try andExpression())
+        }
         return e
     }
 
     private mutating func andExpression() throws -> JinjaExpr {
         var e = try notExpression()
-        while skipName("and") { e = .and(e, try notExpression()) }
+        while skipName("and") {
+            try op()
+            e = .and(e, try notExpression())
+        }
         return e
     }
 
@@ -487,8 +511,10 @@ struct JinjaParser {
         var e = try concatenation()
         while true {
             if skipOp("+") {
+                try op()
                 e = .binary(.add, e, try concatenation())
             } else if skipOp("-") {
+                try op()
                 e = .binary(.subtract, e, try concatenation())
             } else {
                 return e
@@ -498,7 +524,10 @@ struct JinjaParser {
 
     private mutating func concatenation() throws -> JinjaExpr {
         var parts = [try multiplicative()]
-        while skipOp("~") { parts.append(try multiplicative()) }
+        while skipOp("~") {
+            try op()
+            parts.append(try multiplicative())
+        }
         return parts.count == 1 ? parts[0] : .concat(parts)
     }
 
@@ -509,13 +538,17 @@ struct JinjaParser {
                 let op = JinjaBinaryOp(rawValue: o)
             else { return e }
             _ = advance()
+            try self.op()
             e = .binary(op, e, try power())
         }
     }
 
     private mutating func power() throws -> JinjaExpr {
         var e = try unary(withFilter: true)
-        while skipOp("**") { e = .binary(.power, e, try unary(withFilter: true)) }
+        while skipOp("**") {
+            try op()
+            e = .binary(.power, e, try unary(withFilter: true))
+        }
         return e
     }
 
@@ -597,6 +630,7 @@ struct JinjaParser {
     private mutating func postfix(_ start: JinjaExpr) throws -> JinjaExpr {
         var e = start
         while true {
+            if isOp(".") || isOp("[") || isOp("(") { try op() }
             if skipOp(".") {
                 switch current.kind {
                 case .name(let n):
@@ -698,6 +732,7 @@ struct JinjaParser {
     private mutating func filterExpression(_ start: JinjaExpr) throws -> JinjaExpr {
         var e = start
         while true {
+            if isOp("|") || isOp("(") || isName("is") { try op() }
             if skipOp("|") {
                 let (f, args) = try filterCall()
                 e = .filter(e, f, args)

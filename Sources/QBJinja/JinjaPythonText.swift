@@ -137,6 +137,23 @@ package enum PyText {
     static func equal(_ a: String, _ b: String) -> Bool { a.utf8.elementsEqual(b.utf8) }
 
     /// Byte offsets of the non-overlapping occurrences of `needle`, left to right.
+    /// How many non-overlapping times `needle` occurs (what `occurrences` would find,
+    /// without making the list).
+    static func occurrenceCount(of needle: [UInt8], in hay: [UInt8], limit: Int = Int.max) -> Int {
+        guard !needle.isEmpty, needle.count <= hay.count else { return 0 }
+        var i = 0, found = 0
+        let last = hay.count - needle.count
+        while i <= last && found < limit {
+            if hay[i] == needle[0] && hay[i..<(i + needle.count)].elementsEqual(needle) {
+                found += 1
+                i += needle.count
+            } else {
+                i += 1
+            }
+        }
+        return found
+    }
+
     static func occurrences(of needle: [UInt8], in hay: [UInt8], limit: Int = Int.max) -> [Int] {
         var found: [Int] = []
         guard !needle.isEmpty, needle.count <= hay.count else { return found }
@@ -336,7 +353,7 @@ package enum PyText {
     /// `str.count(sub)`.
     static func count(_ s: String, _ sub: String) -> Int {
         if sub.isEmpty { return s.unicodeScalars.count + 1 }
-        return occurrences(of: Array(sub.utf8), in: Array(s.utf8)).count
+        return occurrenceCount(of: Array(sub.utf8), in: Array(s.utf8))
     }
 
     static func upper(_ s: String) -> String { s.uppercased() }
@@ -430,7 +447,9 @@ package enum PyText {
             var i = lo
             while i < hi {
                 out.append(i)
-                i += step
+                let (next, overflow) = i.addingReportingOverflow(step)
+                if overflow { break }
+                i = next
             }
         } else {
             let lo = clamp(start, count - 1, lower: -1, upper: count - 1)
@@ -438,7 +457,9 @@ package enum PyText {
             var i = lo
             while i > hi {
                 out.append(i)
-                i += step
+                let (next, overflow) = i.addingReportingOverflow(step)
+                if overflow { break }
+                i = next
             }
         }
         return out

@@ -31,13 +31,16 @@ final class JinjaRenderer {
     /// Values assigned with `set` may nest at most this deep.
     static let maximumNesting = 1000
     private let stack = JinjaStackGuard()
+    /// What this render has spent of its `JinjaLimits`.
+    var budget: JinjaBudget
     static let globalNames: Set<String> = [
         "range", "dict", "namespace", "raise_exception", "strftime_now", "cycler", "joiner", "lipsum",
     ]
 
-    init(templateName: String, now: Date) {
+    init(templateName: String, now: Date, limits: JinjaLimits = .standard) {
         self.templateName = templateName
         self.now = now
+        self.budget = JinjaBudget(limits: limits)
     }
 
     func render(_ body: [JinjaNode], frame: JinjaFrame, context: JinjaObject) throws -> String {
@@ -80,13 +83,9 @@ final class JinjaRenderer {
     private func exec(_ node: JinjaNode, _ scope: JinjaScope, _ out: inout String) throws -> Flow {
         switch node {
         case .text(let s):
-            out += s
+            try emit(s, to: &out)
         case .output(let e, let line):
-            let v = try at(line) { try eval(e, scope) }
-            switch v {
-            case .string(let s), .markup(let s): out += s
-            default: out += v.pythonString
-            }
+            try at(line) { try emit(try str(try eval(e, scope)), to: &out) }
         case .if(let branches, let otherwise, let line):
             for b in branches {
                 let taken = try at(line) { try eval(b.test, scope).isTruthy }
@@ -131,7 +130,7 @@ final class JinjaRenderer {
                     throw JinjaFailure(.type, "'{% call %}' needs a macro, got \(f.typeName)")
                 }
                 let v = try callMacro(id, positional, keyword, caller: caller)
-                out += v.pythonString
+                try emit(try str(v), to: &out)
             }
         case .filterBlock(let body, let filters, let frame, let line):
             var captured = ""
@@ -139,7 +138,7 @@ final class JinjaRenderer {
             try at(line) {
                 var v = JinjaValue.string(captured)
                 for (f, args) in filters { v = try applyFilter(f, v, args, scope) }
-                out += v.pythonString
+                try emit(try str(v), to: &out)
             }
         case .with(let assignments, let body, let frame, let line):
             let inner = JinjaScope(parent: scope, frame: frame)
@@ -160,7 +159,12 @@ final class JinjaRenderer {
     /// Runs a for loop over `iterable` (also used by `loop(...)` in recursive loops).
     func runLoop(_ loop: JinjaForLoop, iterable: JinjaValue, scope: JinjaScope, depth0: Int, _ out: inout String) throws {
         if stack.exceeded { throw JinjaFailure(.type, "maximum recursion depth exceeded (the template nests too deeply)", line: loop.line) }
-        var items = try at(loop.line) { try iterate(iterable) }
+        var items = try at(loop.line) { () throws -> [JinjaValue] in
+            let items = try iterate(iterable)
+            // Iterating a string makes a list of its characters.
+            if iterable.stringValue != nil { try budget.make(items.count &* 24) }
+            return items
+        }
         if let filter = loop.filter {
             items = try at(loop.line) {
                 try items.filter { item in
@@ -179,6 +183,7 @@ final class JinjaRenderer {
         let id = loops.count - 1
         let n = items.count
         for (i, item) in items.enumerated() {
+            try at(loop.line) { try budget.spend() }
             let s = JinjaScope(parent: scope, frame: loop.bodyFrame)
             try at(loop.line) { try assign(loop.target, item, s) }
             let state = JinjaLoopState(
@@ -214,7 +219,29 @@ final class JinjaRenderer {
     // MARK: Expressions
 
     func eval(_ e: JinjaExpr, _ scope: JinjaScope) throws -> JinjaValue {
+        try budget.spend()
         if stack.exceeded { throw JinjaFailure(.type, "maximum recursion depth exceeded (the template nests too deeply)") }
+        switch e {
+        case .list, .tuple, .dict, .slice, .call, .filter, .binary, .concat:
+            // Expressions that make a value: it counts against the budget.
+            let v = try evalMaking(e, scope)
+            try charge(v)
+            return v
+        default:
+            return try evalMaking(e, scope)
+        }
+    }
+
+    /// Counts a value an expression made.
+    func charge(_ v: JinjaValue) throws {
+        switch v {
+        case .string(let s), .markup(let s): try budget.make(16 &+ s.utf8.count)
+        case .array, .tuple, .object, .callable: try budget.make(v.weight(limit: budget.limits.valueBytes))
+        default: break
+        }
+    }
+
+    private func evalMaking(_ e: JinjaExpr, _ scope: JinjaScope) throws -> JinjaValue {
         switch e {
         case .literal(let v):
             return v
@@ -280,7 +307,8 @@ final class JinjaRenderer {
             // str % x is Python's str.__mod__, which accepts undefined (it only raises
             // when Undefined's own operator methods are used).
             if case .undefined = r, !(op == .modulo && l.stringValue != nil) { throw undefinedFailure(b) }
-            return try JinjaOperators.binary(op, l, r)
+            try admitBinary(op, l, r)
+            return try JinjaOperators.binary(op, l, r, limit: budget.limits.valueBytes)
         case .and(let a, let b):
             let l = try eval(a, scope)
             return l.isTruthy ? try eval(b, scope) : l
@@ -288,9 +316,9 @@ final class JinjaRenderer {
             let l = try eval(a, scope)
             return l.isTruthy ? l : try eval(b, scope)
         case .concat(let parts):
-            var s = ""
-            for p in parts { s += try eval(p, scope).pythonString }
-            return .string(s)
+            let texts = try parts.map { try str(try eval($0, scope)) }
+            try budget.admit(texts.reduce(0) { $0 &+ $1.utf8.count })
+            return .string(texts.joined())
         case .compare(let first, let ops):
             var left = try eval(first, scope)
             var leftExpr = first
@@ -298,6 +326,7 @@ final class JinjaRenderer {
                 let right = try eval(rightExpr, scope)
                 let ok: Bool
                 do {
+                    try spendComparing(op, left, right)
                     ok = try JinjaOperators.compare(op, left, right, renderer: self)
                 } catch let f as JinjaFailure where f.kind == .undefined {
                     throw undefinedFailure(left.isUndefined ? leftExpr : rightExpr)
@@ -541,6 +570,23 @@ final class JinjaRenderer {
             if case .tuple = v { return .tuple(idx.map { arr[$0] }) }
             return .array(idx.map { arr[$0] })
         case .string(let s), .markup(let s):
+            if c == nil || c == 1 {
+                // A plain substring: no index list (the string may be long).
+                let view = s.unicodeScalars
+                let n = view.count
+                func clamp(_ x: Int?, _ dflt: Int) -> Int {
+                    guard var x else { return dflt }
+                    if x < 0 { x += n }
+                    return min(max(x, 0), n)
+                }
+                let lo = clamp(a, 0), hi = max(lo, clamp(b, n))
+                let from = view.index(view.startIndex, offsetBy: lo), to = view.index(from, offsetBy: hi - lo)
+                let r = String(view[from..<to])
+                if case .markup = v { return .markup(r) }
+                return .string(r)
+            }
+            // Stepped slices list the positions first: 12 bytes a character.
+            try budget.make(s.utf8.count &* 12)
             let scalars = Array(s.unicodeScalars)
             guard let idx = PyText.sliceIndices(count: scalars.count, start: a, stop: b, step: c) else {
                 throw JinjaFailure(.type, "slice step cannot be zero")
@@ -580,7 +626,10 @@ final class JinjaRenderer {
         switch v {
         case .array(let a), .tuple(let a): return a
         case .object(let o): return o.keys.map { .string($0) }
-        case .string(let s), .markup(let s): return s.unicodeScalars.map { .string(String($0)) }
+        case .string(let s), .markup(let s):
+            // One string per character: refused before it is made when that is too big.
+            try budget.admit(s.utf8.count &* 24)
+            return s.unicodeScalars.map { .string(String($0)) }
         case .undefined: return []
         case .callable(let c):
             if case .generator(let items) = c.kind { return items }

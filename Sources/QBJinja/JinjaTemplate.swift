@@ -27,8 +27,38 @@ public struct JinjaTemplate: Sendable {
     }
 
     /// Renders with `context` as the template's variables. `now` is what `strftime_now`
-    /// formats (in the current time zone). Throws `ChatTemplateError.render` or `.raised`.
-    public func render(_ context: JinjaObject, now: Date = Date()) throws -> String {
-        try JinjaRenderer(templateName: name, now: now).render(body, frame: frame, context: context)
+    /// formats (in the current time zone). Throws `ChatTemplateError.render` or `.raised`,
+    /// or `.limitExceeded` naming the limit the template ran into.
+    ///
+    /// The sandbox. This is the one place template code runs, and a template is untrusted:
+    /// it arrives inside a downloaded GGUF or tokenizer_config.json. Its rules:
+    /// - No access outside the template: no files, no imports (`include`, `import`,
+    ///   `extends` are refused when parsing), no Python attributes (`__class__`, ...), no
+    ///   methods that modify lists or dicts (jinja2's ImmutableSandboxedEnvironment);
+    ///   `range` is at most 100,000 long, as in jinja2's sandbox.
+    /// - Bounded depth: expressions and blocks nest at most 100 deep and a tag holds at
+    ///   most 5,000 operators when parsed; macro and recursive-loop calls at most 100 deep;
+    ///   a value nests at most 1,000 deep; parse and render stop with an error when they have
+    ///   used 1 MB of stack, whatever the cause.
+    /// - Bounded work, memory and time (`limits`, `JinjaLimits.standard` by default):
+    ///   every loop iteration and expression evaluation is an operation (2 million);
+    ///   output and every block capture at most 8 MB; any single string, list or dict the
+    ///   template makes at most 8 MB, counted as if nothing inside were shared and checked
+    ///   before allocating where the size can be known first (`'x' * n`, `join`, `replace`,
+    ///   `center`, widths, `tojson`); everything it makes added up at most 32 MB; and one
+    ///   second of wall time. Searching, comparing, sorting and copying count as
+    ///   operations in proportion to the bytes they walk.
+    /// Real chat templates spend well under 1% of each limit on a long conversation.
+    public func render(_ context: JinjaObject, now: Date = Date(), limits: JinjaLimits = .standard) throws -> String {
+        try JinjaRenderer(templateName: name, now: now, limits: limits).render(body, frame: frame, context: context)
+    }
+
+    /// Renders as `render` does and says what the render spent: operations and bytes made.
+    package func renderMeasured(
+        _ context: JinjaObject, now: Date = Date(), limits: JinjaLimits = .standard
+    ) throws -> (output: String, operations: Int, createdBytes: Int) {
+        let r = JinjaRenderer(templateName: name, now: now, limits: limits)
+        let output = try r.render(body, frame: frame, context: context)
+        return (output, r.budget.operations, r.budget.created)
     }
 }

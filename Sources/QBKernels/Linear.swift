@@ -1,4 +1,5 @@
 import CBLAS
+import CQBKernels
 
 /// Products of a weight matrix with activations: the bulk of every forward pass.
 public enum Linear {
@@ -96,4 +97,67 @@ public enum Linear {
 /// OpenBLAS runs inside our pool's tasks; its own threads would oversubscribe the cores.
 enum BLASSetup {
     static let once: Void = { openblas_set_num_threads(1) }()
+}
+
+extension Linear {
+    /// Weight units (rows, or four-row groups when interleaved) read once and then dotted
+    /// with every activation row of a batched decode step, while they sit in L1/L2.
+    static let batchUnitBlock = 8
+
+    /// Y[i] = X W[i]ᵀ for `count` activation rows of batched decode (one position of each of
+    /// `count` sequences), on the decode kernels: row b of every output is bitwise what
+    /// `matvec(_:_:_:pool:)` gives for row b alone, whatever `count` is, so a sequence
+    /// samples the same tokens alone or beside others. Each block of weight rows is read
+    /// from memory once per step and dotted with all `count` rows while it is in cache.
+    /// X is `[count][cols]`; Y[i] is `[count][ws[i].rows]`.
+    public static func matvecRows(
+        _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool
+    ) {
+        if count == 1 { return matvec(ws, x, ys, pool: pool) }
+        guard let cols = ws.first?.cols, count > 0 else { return }
+        let inputs = QuantizedInput.rows(ws, x, cols: cols, count: count, pool: pool)
+        let units = ws.map { $0.layout == .interleaved4 ? $0.rows / 4 : $0.rows }
+        var offsets = [0]
+        for u in units { offsets.append(offsets[offsets.count - 1] + u) }
+        let total = offsets[offsets.count - 1]
+        let minimum = ws.allSatisfy { $0.layout == .interleaved4 } ? 4 : 16
+        let block = batchUnitBlock
+        // Interleaved Q4_0/Q8_0 take the multi-row kernel: each group's blocks are loaded and
+        // unpacked once for several activation rows.
+        let q8a: [UnsafePointer<qb_q8a>?] = inputs.map(\.q8a)
+        let outRows: [[UnsafeMutablePointer<Float>?]] = zip(ws, ys).map { w, y in (0..<count).map { y + $0 * w.rows } }
+        pool.parallelFor(total, grain: pool.grain(for: total, minimum: minimum)) { range, _ in
+            var i = 0
+            while i < ws.count, offsets[i + 1] <= range.lowerBound { i += 1 }
+            var lo = range.lowerBound
+            while lo < range.upperBound, i < ws.count {
+                let w = ws[i], stride = w.rows
+                if w.layout == .interleaved4 {
+                    let hi = min(range.upperBound, offsets[i + 1])
+                    q8a.withUnsafeBufferPointer { xs in
+                        outRows[i].withUnsafeBufferPointer { yr in
+                            qb_matvec_repacked_rows(
+                                w.format.ggmlID, w.base, xs.baseAddress, yr.baseAddress, Int64(count),
+                                Int64(lo - offsets[i]), Int64(hi - offsets[i]), Int64(w.cols))
+                        }
+                    }
+                    lo = hi
+                } else {
+                    let hi = min(range.upperBound, offsets[i + 1], lo + block)
+                    for b in 0..<count {
+                        rows(w, inputs[b], ys[i] + b * stride, lo - offsets[i], hi - offsets[i])
+                    }
+                    lo = hi
+                }
+                if lo == offsets[i + 1] { i += 1 }
+            }
+        }
+    }
+
+    /// Y = X Wᵀ for `count` rows of batched decode (`matvecRows(_:_:_:count:pool:)`).
+    public static func matvecRows(
+        _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
+    ) {
+        matvecRows([w], x, [y], count: count, pool: pool)
+    }
 }

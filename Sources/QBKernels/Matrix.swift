@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CQBKernels
 
 /// A read-only view of a row-major weight matrix `[rows][cols]` (PyTorch's Linear layout,
@@ -117,7 +120,8 @@ public final class FloatBuffer: @unchecked Sendable {
 
     public init(count: Int, zeroed: Bool = true) {
         self.count = count
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1) * 4, alignment: 64)
+        let (bytes, overflow) = max(count, 1).multipliedReportingOverflow(by: 4)
+        let raw = OutOfMemory.allocate(bytes: overflow ? Int.max : bytes, alignment: 64, for: "a buffer of \(count) floats")
         pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
         if zeroed { pointer.initialize(repeating: 0, count: max(count, 1)) }
     }
@@ -127,7 +131,7 @@ public final class FloatBuffer: @unchecked Sendable {
         values.withUnsafeBufferPointer { pointer.update(from: $0.baseAddress!, count: values.count) }
     }
 
-    deinit { pointer.deallocate() }
+    deinit { free(pointer) }
 
     public var array: [Float] { Array(UnsafeBufferPointer(start: pointer, count: count)) }
 

@@ -110,7 +110,7 @@ public final class PageBuffer: @unchecked Sendable {
     private let mapping: UnsafeMutableRawPointer?
     private let mappedBytes: Int
 
-    public init(bytes: Int) {
+    public init(bytes: Int, for what: @autoclosure () -> String = "model weights") {
         count = max(bytes, 1)
         let huge = 2 << 20
         let length = (count + huge - 1) / huge * huge + huge
@@ -121,14 +121,14 @@ public final class PageBuffer: @unchecked Sendable {
             pointer = UnsafeMutableRawPointer(bitPattern: aligned)!
             _ = madvise(pointer, count, Int32(MADV_HUGEPAGE))
         } else {
-            // Out of address space is out of memory either way; the allocator will say so.
+            // Out of address space is out of memory either way: one line naming it.
             mapping = nil
             mappedBytes = 0
-            pointer = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 4096)
+            pointer = OutOfMemory.allocate(bytes: count, alignment: 4096, for: what())
         }
     }
 
     deinit {
-        if let mapping { munmap(mapping, mappedBytes) } else { pointer.deallocate() }
+        if let mapping { munmap(mapping, mappedBytes) } else { free(pointer) }
     }
 }

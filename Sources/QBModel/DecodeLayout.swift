@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import QBKernels
+import QBSupport
 import QBFormats
 
 extension LanguageModel {
@@ -19,8 +20,13 @@ extension LanguageModel {
         var seen = Set<UnsafeRawPointer>()
         let sizes = all.compactMap { m in seen.insert(m.base).inserted ? bytes(m) : nil }
         let arena = sizes.isEmpty ? nil : WeightArena(bytes: WeightArena.bytes(for: sizes))
-        func convert(_ m: Matrix) -> Matrix {
+        // Progress in bytes repacked (LongWork; an interrupt throws).
+        LongWork.begin("repacking the weights for decode", total: sizes.reduce(0, +))
+        defer { LongWork.end() }
+        func convert(_ m: Matrix) throws -> Matrix {
             if let d = done[m.base] { return d }
+            try LongWork.checkpoint()
+            defer { if let b = bytes(m) { try? LongWork.advance(b) } }
             guard bytes(m) != nil,
                 let out = m.interleavedForDecode(pool: pool, arena: arena) ?? m.residentCopy(pool: pool, arena: arena)
             else { return m }
@@ -28,9 +34,9 @@ extension LanguageModel {
             done[m.base] = out
             return out
         }
-        let layers = try w.layers.map { l in try l.mapMatrices { _, m in convert(m) } }
+        let layers = try w.layers.map { l in try l.mapMatrices { _, m in try convert(m) } }
         // An untied embedding is only gathered from, a row per token: it stays mapped.
-        let output = convert(w.output)
+        let output = try convert(w.output)
         let repacked = ModelWeights(
             embedding: w.embedding.base == w.output.base ? output : w.embedding, layers: layers, finalNorm: w.finalNorm, output: output)
         if done.isEmpty { return self }

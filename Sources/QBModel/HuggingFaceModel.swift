@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import QBFormats
 import QBKernels
 
@@ -51,7 +52,7 @@ struct TensorStore {
             files = ["model.safetensors": f]
             location = f.entries.keys.reduce(into: [:]) { $0[$1] = "model.safetensors" }
         } else if fm.fileExists(atPath: index) {
-            guard let data = fm.contents(atPath: index),
+            guard let data = fm.contents(atPath: index), (try? NestingDepth.checkJSON(data)) != nil,
                   let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
             else { throw ModelError.invalidField(path: index, field: "JSON", reason: "not a JSON object") }
             guard let map = obj["weight_map"] as? [String: String] else {

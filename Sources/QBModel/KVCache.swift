@@ -51,7 +51,7 @@ public final class KVCache: @unchecked Sendable {
         self.type = type
         rowBytes = type.rowBytes(headDim: headDim)
         byteSize = max(1, layers * 2 * kvHeads * capacity * rowBytes)
-        pages = PageBuffer(bytes: byteSize)
+        pages = PageBuffer(bytes: byteSize, for: "the KV cache (\(capacity) positions, \(type))")
         storage = pages.pointer
     }
 

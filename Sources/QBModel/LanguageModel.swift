@@ -106,6 +106,7 @@ extension LanguageModel {
         }
         var result: [Float] = []
         if request == .all { result.reserveCapacity(tokens.count * vocab) }
+        let origin = state.cache.length
         var start = 0
         while start < tokens.count {
             let end = min(tokens.count, start + state.maxBatch)
@@ -115,10 +116,116 @@ extension LanguageModel {
             guard let out = forwardChunk(chunk, state: state, logits: want, isCancelled: isCancelled) else {
                 throw ForwardCancelled(processed: start)
             }
+            // Cheap: one pass over the logits. Only when it fails is the pass run again,
+            // tracing every layer, to name where the values first went wrong.
+            if !Self.allFinite(out) {
+                throw traceNonFinite(tokens, state: state, origin: origin)
+            }
             if request == .all || isLast { result += out }
             start = end
         }
         return result
+    }
+
+    /// True when no value is NaN or infinite (x * 0 is 0 for every finite x, NaN otherwise).
+    static func allFinite(_ values: [Float]) -> Bool {
+        values.withUnsafeBufferPointer { p in
+            var acc: Float = 0
+            var i = 0
+            while i < p.count {
+                acc += p[i] * 0
+                i += 1
+            }
+            return acc == 0
+        }
+    }
+
+    /// Runs `tokens` again from cache position `origin` with the per-layer check on, finds
+    /// the first step whose output is not finite, and leaves the cache at `origin`.
+    func traceNonFinite(_ tokens: [Int32], state: InferenceState, origin: Int) -> NonFiniteLogits {
+        state.cache.truncate(to: origin)
+        state.trace = NonFiniteTrace()
+        defer {
+            state.trace = nil
+            state.cache.truncate(to: origin)
+        }
+        var start = 0
+        var found: String?
+        while start < tokens.count && found == nil {
+            let end = min(tokens.count, start + state.maxBatch)
+            state.trace?.positionOffset = origin + start
+            let out = forwardChunk(Array(tokens[start..<end]), state: state, logits: .all, isCancelled: { false }) ?? []
+            found = state.trace?.first
+            if found == nil && !Self.allFinite(out) { found = "the final norm and output head (the hidden states were finite)" }
+            start = end
+        }
+        return NonFiniteLogits(
+            model: source.path, layers: config.numHiddenLayers, place: found ?? "a step that did not repeat (the values are not reproducible)")
+    }
+}
+
+/// A forward pass that produced NaN or infinite logits: the model's weights (or its
+/// configuration) are broken. Names the first place the values went wrong.
+public struct NonFiniteLogits: Error, CustomStringConvertible, Sendable {
+    public let model: String
+    public let layers: Int
+    /// "layer 3 (of 16) at position 0", "the token embedding of id 5", ...
+    public let place: String
+    public var description: String {
+        "\(model): the model computes NaN or infinite values, first in \(place); its weights are probably corrupt"
+    }
+}
+
+/// Where a traced forward pass first saw a non-finite activation.
+struct NonFiniteTrace {
+    var positionOffset = 0
+    var first: String?
+}
+
+/// One batched decode step: row t of the step is the next position of the sequence whose
+/// cache is `caches[t]`, at `positions[t]` (its cache's length).
+struct DecodeBatch {
+    let caches: [KVCache]
+    let positions: [Int]
+}
+
+extension LanguageModel {
+    /// One decode step of several sequences at once (continuous batching): `tokens[t]` is
+    /// appended to `states[t]`'s cache at its next position, and the result holds each
+    /// sequence's logits (`[count][vocab]`). The products read every weight once for all
+    /// rows, on the decode kernels row by row, so sequence t's logits are bitwise those of
+    /// `forward([tokens[t]], state: states[t])` alone. Attention runs per sequence over its
+    /// own cache. `scratch` supplies the activations of the batch (its `maxBatch` at least
+    /// `tokens.count`; its own cache is not touched) and the worker pool.
+    public func forwardBatch(
+        _ tokens: [Int32], states: [InferenceState], scratch: InferenceState, isCancelled: () -> Bool = { false }
+    ) throws -> [[Float]] {
+        guard tokens.count == states.count else {
+            throw ModelError.invalidField(
+                path: "batch", field: "states", reason: "\(tokens.count) tokens for \(states.count) sequences")
+        }
+        guard !tokens.isEmpty else { return [] }
+        guard tokens.count <= scratch.maxBatch else {
+            throw ModelError.invalidField(
+                path: "batch", field: "size", reason: "\(tokens.count) sequences, scratch for \(scratch.maxBatch)")
+        }
+        for t in tokens where t < 0 || Int(t) >= weights.embedding.rows {
+            throw ModelError.invalidToken(id: Int(t), vocabularySize: weights.embedding.rows)
+        }
+        for s in states where s.cache.length >= s.cache.capacity {
+            throw ModelError.contextFull(needed: s.cache.length + 1, capacity: s.cache.capacity)
+        }
+        let caches = states.map(\.cache)
+        guard Set(caches.map { ObjectIdentifier($0) }).count == caches.count else {
+            throw ModelError.invalidField(path: "batch", field: "states", reason: "a sequence appears twice")
+        }
+        scratch.decodeBatch = DecodeBatch(caches: caches, positions: caches.map(\.length))
+        defer { scratch.decodeBatch = nil }
+        guard let out = forwardChunk(tokens, state: scratch, logits: .all, isCancelled: isCancelled) else {
+            throw ForwardCancelled(processed: 0)
+        }
+        let vocab = config.vocabSize
+        return (0..<tokens.count).map { Array(out[($0 * vocab)..<(($0 + 1) * vocab)]) }
     }
 }
 
@@ -134,10 +241,14 @@ public final class InferenceState: @unchecked Sendable {
     public let cache: KVCache
     public let pool: ThreadPool
     public let maxBatch: Int
+    /// Set by `forwardBatch` for the duration of one batched decode step.
+    var decodeBatch: DecodeBatch?
     let x, xb, q, k, v, att, hb, hb2, cos, sin: FloatBuffer
     /// RoPE angles of the sliding-window layers, for configs whose windowed layers have a
     /// RoPE base of their own (Gemma 3); empty otherwise.
     let localCos, localSin: FloatBuffer
+    /// Set only while `forward` re-runs a pass to find where non-finite values begin.
+    var trace: NonFiniteTrace?
 
     init(config c: TransformerConfig, contextLength: Int, maxBatch: Int, pool: ThreadPool, kvType: KVCacheType) {
         self.pool = pool

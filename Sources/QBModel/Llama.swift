@@ -36,6 +36,7 @@ public final class LlamaModel: LanguageModel {
     ) -> [Float]? {
         let step = TransformerSteps(config: config, rope: rope, weights: weights, state: state, count: tokens.count)
         step.embed(tokens)
+        step.trace("the token embedding")
         step.ropeAngles()
 
         for (l, layer) in weights.layers.enumerated() {
@@ -51,6 +52,7 @@ public final class LlamaModel: LanguageModel {
             // Feed-forward (SwiGLU).
             step.norm(layer.ffnNorm)
             step.swigluMLP(layer)
+            step.traceLayer(l)
         }
         step.commit()
         return step.logits(request)

@@ -1,5 +1,6 @@
 import QBFormats
 import QBKernels
+import QBSupport
 
 /// A quantization setting as the command line names it (`--quant SPEC`).
 public struct QuantSpec: Sendable, Hashable, CustomStringConvertible {
@@ -32,7 +33,7 @@ public struct QuantSpec: Sendable, Hashable, CustomStringConvertible {
                   MLXQuantization.supportedBits.contains(bits), MLXQuantization.supportedGroups.contains(group)
             else {
                 throw ModelError.invalidField(
-                    path: "--quant", field: name, reason: "unknown quantization; choose one of \(Self.all.joined(separator: ", "))")
+                    path: "--quant", field: name.count > 40 ? "\(name.prefix(40))... (\(name.count) characters)" : name, reason: "unknown quantization; choose one of \(Self.all.joined(separator: ", "))")
             }
             format = .mlx(MLXQuantization(bits: bits, groupSize: group, scaleType: .f32))
         }
@@ -59,7 +60,13 @@ extension LanguageModel {
     /// f32). Matrices already in the target format are kept as they are.
     public func quantized(_ spec: QuantSpec, pool: ThreadPool) throws -> Self {
         var infos: [TensorInfo] = []
-        func convert(_ m: Matrix, _ name: String) -> Matrix {
+        // Progress in source bytes, one matrix at a time (LongWork; an interrupt throws).
+        let sourceMatrices = [weights.embedding] + weights.layers.flatMap { $0.matrices.map(\.1) } + (config.tied ? [] : [weights.output])
+        LongWork.begin("converting the weights to \(spec.name)", total: sourceMatrices.reduce(0) { $0 + $1.byteCount })
+        defer { LongWork.end() }
+        func convert(_ m: Matrix, _ name: String) throws -> Matrix {
+            defer { try? LongWork.advance(m.byteCount) }
+            try LongWork.checkpoint()
             let target = spec.format(forCols: m.cols, stored: m.format)
             let out: Matrix
             if target == m.format || (target.isMLXLike(m.format)) {
@@ -70,11 +77,11 @@ extension LanguageModel {
             infos.append(TensorInfo(name: name, dtype: out.format.name, shape: [out.rows, out.cols], bytes: out.byteCount))
             return out
         }
-        let embedding = convert(weights.embedding, "embedding")
+        let embedding = try convert(weights.embedding, "embedding")
         let layers = try weights.layers.enumerated().map { l, w in
-            try w.mapMatrices { role, m in convert(m, "layers.\(l).\(role.rawValue)") }
+            try w.mapMatrices { role, m in try convert(m, "layers.\(l).\(role.rawValue)") }
         }
-        let output = config.tied ? embedding : convert(weights.output, "output")
+        let output = config.tied ? embedding : try convert(weights.output, "output")
         infos.append(TensorInfo(name: "final_norm", dtype: "F32", shape: [config.hiddenSize], bytes: config.hiddenSize * 4))
         for (l, layer) in layers.enumerated() {
             for (role, v) in layer.vectors {

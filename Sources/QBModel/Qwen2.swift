@@ -28,6 +28,7 @@ public final class Qwen2Model: LanguageModel {
     ) -> [Float]? {
         let step = TransformerSteps(config: config, rope: rope, weights: weights, state: state, count: tokens.count)
         step.embed(tokens)
+        step.trace("the token embedding")
         step.ropeAngles()
 
         for (l, layer) in weights.layers.enumerated() {
@@ -44,6 +45,7 @@ public final class Qwen2Model: LanguageModel {
             // Feed-forward (SwiGLU).
             step.norm(layer.ffnNorm)
             step.swigluMLP(layer)
+            step.traceLayer(l)
         }
         step.commit()
         return step.logits(request)

@@ -34,6 +34,7 @@ public final class Qwen3Model: LanguageModel {
     ) -> [Float]? {
         let step = TransformerSteps(config: config, rope: rope, weights: weights, state: state, count: tokens.count)
         step.embed(tokens)
+        step.trace("the token embedding")
         step.ropeAngles()
 
         for (l, layer) in weights.layers.enumerated() {
@@ -50,6 +51,7 @@ public final class Qwen3Model: LanguageModel {
             // Feed-forward (SwiGLU).
             step.norm(layer.ffnNorm)
             step.swigluMLP(layer)
+            step.traceLayer(l)
         }
         step.commit()
         return step.logits(request)

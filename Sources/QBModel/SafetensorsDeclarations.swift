@@ -1,6 +1,7 @@
 import Foundation
 import QBFormats
 import QBKernels
+import QBSupport
 
 // Safetensors writing in the kernels' element types: values are produced in f32 and
 // narrowed with the kernels' conversions.
@@ -30,7 +31,7 @@ extension SafetensorsWriter {
         let floats = UnsafeMutableBufferPointer<Float>.allocate(capacity: chunk)
         let narrow = UnsafeMutableBufferPointer<UInt16>.allocate(capacity: chunk)
         defer { floats.deallocate(); narrow.deallocate() }
-        try stream(path: path, tensors: raw, metadata: metadata) { index, out in
+        try stream(path: path, tensors: raw, metadata: metadata, progressPerTensor: false) { index, out in
             let d = declarations[index]
             let count = d.shape.reduce(1, *)
             var start = 0
@@ -49,6 +50,7 @@ extension SafetensorsWriter {
                     try out.write(contentsOf: Data(bytesNoCopy: narrow.baseAddress!, count: n * 2, deallocator: .none))
                 }
                 start += n
+                try LongWork.advance(n * d.dtype.size)
             }
         }
     }

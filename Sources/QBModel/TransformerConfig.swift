@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import QBFormats
 import QBKernels
 
@@ -148,6 +149,11 @@ public struct TransformerConfig: Codable, Sendable, Equatable {
         }
         let config: TransformerConfig
         do {
+            try NestingDepth.checkJSON(data)
+        } catch {
+            throw ModelError.invalidField(path: path, field: "JSON", reason: error.description)
+        }
+        do {
             config = try JSONDecoder().decode(TransformerConfig.self, from: data)
         } catch let DecodingError.keyNotFound(key, ctx) {
             throw ModelError.invalidField(path: path, field: fieldPath(ctx.codingPath + [key]), reason: "missing")
@@ -193,6 +199,9 @@ public struct TransformerConfig: Codable, Sendable, Equatable {
         }
         if headDimension % 2 != 0 { throw bad("head_dim", "\(headDimension) is odd; RoPE rotates pairs") }
         if let m = maxPositionEmbeddings, m <= 0 { throw bad("max_position_embeddings", "must be positive, is \(m)") }
+        // No model has a context of more than 16 M positions; more is a corrupt or hostile
+        // file, and sizing a KV cache from it would overflow.
+        if let m = maxPositionEmbeddings, m > 1 << 24 { throw bad("max_position_embeddings", "\(m) is more than \(1 << 24) positions") }
         if let e = rmsNormEps, !(e > 0 && e < 1) { throw bad("rms_norm_eps", "\(e) is not in (0, 1)") }
         if let t = ropeTheta ?? ropeParameters?.ropeTheta, !(t > 1 && t.isFinite) {
             throw bad("rope_theta", "\(t) must be a finite number > 1")

@@ -12,6 +12,9 @@ struct TransformerSteps {
     let s: InferenceState
     let start: Int
     let count: Int
+    /// Batched decode (`LanguageModel.forwardBatch`): row t is one position of sequence t,
+    /// in its own cache; nil for a chunk of consecutive positions of `s.cache`.
+    let batch: DecodeBatch?
 
     init(config: TransformerConfig, rope: Rope, weights: ModelWeights, state: InferenceState, count: Int) {
         self.config = config
@@ -20,9 +23,27 @@ struct TransformerSteps {
         self.s = state
         self.start = state.cache.length
         self.count = count
+        self.batch = state.decodeBatch
     }
 
     var pool: ThreadPool { s.pool }
+
+    /// The cache position of row `t`.
+    @inline(__always) func position(_ t: Int) -> Int { batch?.positions[t] ?? start + t }
+
+    /// The cache row `t` is stored in and attends over.
+    @inline(__always) func cache(_ t: Int) -> KVCache { batch?.caches[t] ?? s.cache }
+
+    /// Y[i] = X W[i]ᵀ over the chunk's rows: prefill's tiles for consecutive positions, the
+    /// decode kernels row by row (each weight block read once for all rows) for a batch of
+    /// sequences, so each sequence's logits do not depend on its neighbours.
+    func matmul(_ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], rows: Int) {
+        if batch != nil {
+            Linear.matvecRows(ws, x, ys, count: rows, pool: pool)
+        } else {
+            Linear.matmul(ws, x, ys, count: rows, pool: pool)
+        }
+    }
 
     /// x = the tokens' embedding rows.
     func embed(_ tokens: [Int32]) {
@@ -31,11 +52,29 @@ struct TransformerSteps {
         }
     }
 
+    /// While a pass is traced (see `LanguageModel.traceNonFinite`): records `what` as the
+    /// first place the residual stream holds a NaN or infinity. Free otherwise.
+    func trace(_ what: @autoclosure () -> String) {
+        guard s.trace != nil, s.trace?.first == nil else { return }
+        let dim = config.hiddenSize
+        for t in 0..<count {
+            let row = UnsafeBufferPointer(start: s.x.pointer + t * dim, count: dim)
+            if row.contains(where: { !$0.isFinite }) {
+                let place = "\(what()) at position \((s.trace?.positionOffset ?? 0) + t)"
+                s.trace?.first = place
+                return
+            }
+        }
+    }
+
+    /// After block `layer`'s output was added to the residual stream.
+    func traceLayer(_ layer: Int) { trace("layer \(layer) (of \(config.numHiddenLayers))") }
+
     /// cos and sin of every position's RoPE angles, shared by all layers.
     func ropeAngles() {
         let hd = config.headDimension
         for t in 0..<count {
-            rope.angles(position: start + t, cos: s.cos.pointer + t * hd / 2, sin: s.sin.pointer + t * hd / 2)
+            rope.angles(position: position(t), cos: s.cos.pointer + t * hd / 2, sin: s.sin.pointer + t * hd / 2)
         }
     }
 
@@ -44,7 +83,7 @@ struct TransformerSteps {
     func localRopeAngles(_ local: Rope) {
         let hd = config.headDimension
         for t in 0..<count {
-            local.angles(position: start + t, cos: s.localCos.pointer + t * hd / 2, sin: s.localSin.pointer + t * hd / 2)
+            local.angles(position: position(t), cos: s.localCos.pointer + t * hd / 2, sin: s.localSin.pointer + t * hd / 2)
         }
     }
 
@@ -69,9 +108,7 @@ struct TransformerSteps {
 
     /// q, k, v = the projections of xb, in one pass over the activations.
     func projectQKV(_ layer: LayerWeights) {
-        Linear.matmul(
-            [layer.wq, layer.wk, layer.wv], s.xb.pointer, [s.q.pointer, s.k.pointer, s.v.pointer], count: count,
-            pool: pool)
+        matmul([layer.wq, layer.wk, layer.wv], s.xb.pointer, [s.q.pointer, s.k.pointer, s.v.pointer], rows: count)
     }
 
     /// q, k, v += their biases (after the product, as transformers adds them).
@@ -110,8 +147,8 @@ struct TransformerSteps {
         let hd = config.headDimension, kvDim = config.kvDim
         for h in 0..<config.kvHeads {
             for t in 0..<count {
-                s.cache.store(
-                    layer: layer, head: h, position: start + t, key: s.k.pointer + t * kvDim + h * hd,
+                cache(t).store(
+                    layer: layer, head: h, position: position(t), key: s.k.pointer + t * kvDim + h * hd,
                     value: s.v.pointer + t * kvDim + h * hd)
             }
         }
@@ -126,16 +163,17 @@ struct TransformerSteps {
         let hd = c.headDimension
         let group = c.numAttentionHeads / c.kvHeads
         let scale = scale ?? 1 / Float(hd).squareRoot()
-        let cache = s.cache, s = self.s, start = self.start
+        let s = self.s, steps = self
         let kvHeads = c.kvHeads
+        let capacity = batch?.caches.map(\.capacity).max() ?? s.cache.capacity
         // One item per (position, KV head): the heads of a group read the cache once.
         s.pool.parallelFor(count * kvHeads) { range, thread in
-            let scores = s.pool.scratch(thread: thread, floats: group * cache.capacity)
+            let scores = s.pool.scratch(thread: thread, floats: group * capacity)
             for item in range {
                 let t = item / kvHeads, kvh = item % kvHeads
                 let row = t * c.qDim + kvh * group * hd
-                let end = start + t + 1
-                cache.attendGroup(
+                let end = steps.position(t) + 1
+                steps.cache(t).attendGroup(
                     layer: layer, head: kvh, queries: s.q.pointer + row, group: group,
                     first: window.map { max(0, end - $0) } ?? 0, count: end, scale: scale, scores: scores,
                     out: s.att.pointer + row)
@@ -145,7 +183,7 @@ struct TransformerSteps {
 
     /// x += wo att, or x += RMSNorm(wo att) with `postNorm` (Gemma's norm of the block's output).
     func attentionOutput(_ wo: Matrix, postNorm: FloatBuffer? = nil) {
-        Linear.matmul(wo, s.att.pointer, s.xb.pointer, count: count, pool: pool)
+        matmul([wo], s.att.pointer, [s.xb.pointer], rows: count)
         addToResidual(postNorm: postNorm)
     }
 
@@ -165,9 +203,9 @@ struct TransformerSteps {
     private func gatedMLP(
         _ layer: LayerWeights, _ activate: (UnsafeMutablePointer<Float>, UnsafePointer<Float>, Int) -> Void
     ) {
-        Linear.matmul([layer.gate, layer.up], s.xb.pointer, [s.hb.pointer, s.hb2.pointer], count: count, pool: pool)
+        matmul([layer.gate, layer.up], s.xb.pointer, [s.hb.pointer, s.hb2.pointer], rows: count)
         activate(s.hb.pointer, s.hb2.pointer, count * config.intermediateSize)
-        Linear.matmul(layer.down, s.hb.pointer, s.xb.pointer, count: count, pool: pool)
+        matmul([layer.down], s.hb.pointer, [s.xb.pointer], rows: count)
     }
 
     /// x += xb, normed in place first when `postNorm` is given.
@@ -177,7 +215,10 @@ struct TransformerSteps {
     }
 
     /// Marks the chunk's positions as cached.
-    func commit() { s.cache.length = start + count }
+    func commit() {
+        guard let batch else { s.cache.length = start + count; return }
+        for (cache, p) in zip(batch.caches, batch.positions) { cache.length = p + 1 }
+    }
 
     /// The final norm and the output head over the positions asked for.
     func logits(_ request: LogitsRequest) -> [Float] {
@@ -198,7 +239,7 @@ struct TransformerSteps {
         let vocab = config.vocabSize
         return [Float](unsafeUninitializedCapacity: rows * vocab) { buf, n in
             guard let out = buf.baseAddress else { n = 0; return }
-            Linear.matmul(weights.output, s.xb.pointer, out, count: rows, pool: pool)
+            matmul([weights.output], s.xb.pointer, [out], rows: rows)
             n = rows * vocab
         }
     }

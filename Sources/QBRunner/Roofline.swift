@@ -23,6 +23,65 @@ public struct Roofline: Codable, Sendable {
     public var cpu: String
     public var measuredAt: Date
 
+    /// Written in snake_case, as every other key of the results; files written before the
+    /// keys were renamed (camelCase) are still read.
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion = "schema_version", threads
+        case readBandwidthOneThread = "read_bandwidth_one_thread_gbps", readBandwidthAllThreads = "read_bandwidth_all_threads_gbps"
+        case fp32GflopsOneThread = "fp32_gflops_one_thread", fp32GflopsAllThreads = "fp32_gflops_all_threads"
+        case int8GopsOneThread = "int8_gops_one_thread", int8GopsAllThreads = "int8_gops_all_threads"
+        case cpu, measuredAt = "measured_at"
+    }
+
+    /// The keys before the rename.
+    enum LegacyKeys: String, CodingKey {
+        case schemaVersion, threads, readBandwidthOneThread, readBandwidthAllThreads, fp32GflopsOneThread
+        case fp32GflopsAllThreads, int8GopsOneThread, int8GopsAllThreads, cpu, measuredAt
+    }
+
+    public init(
+        threads: Int, readBandwidthOneThread: Double, readBandwidthAllThreads: Double, fp32GflopsOneThread: Double,
+        fp32GflopsAllThreads: Double, int8GopsOneThread: Double, int8GopsAllThreads: Double, cpu: String, measuredAt: Date
+    ) {
+        self.threads = threads
+        self.readBandwidthOneThread = readBandwidthOneThread
+        self.readBandwidthAllThreads = readBandwidthAllThreads
+        self.fp32GflopsOneThread = fp32GflopsOneThread
+        self.fp32GflopsAllThreads = fp32GflopsAllThreads
+        self.int8GopsOneThread = int8GopsOneThread
+        self.int8GopsAllThreads = int8GopsAllThreads
+        self.cpu = cpu
+        self.measuredAt = measuredAt
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        if c.contains(.threads) && c.contains(.readBandwidthAllThreads) {
+            self.init(
+                threads: try c.decode(Int.self, forKey: .threads),
+                readBandwidthOneThread: try c.decode(Double.self, forKey: .readBandwidthOneThread),
+                readBandwidthAllThreads: try c.decode(Double.self, forKey: .readBandwidthAllThreads),
+                fp32GflopsOneThread: try c.decode(Double.self, forKey: .fp32GflopsOneThread),
+                fp32GflopsAllThreads: try c.decode(Double.self, forKey: .fp32GflopsAllThreads),
+                int8GopsOneThread: try c.decode(Double.self, forKey: .int8GopsOneThread),
+                int8GopsAllThreads: try c.decode(Double.self, forKey: .int8GopsAllThreads),
+                cpu: try c.decode(String.self, forKey: .cpu), measuredAt: try c.decode(Date.self, forKey: .measuredAt))
+            schemaVersion = try c.decodeIfPresent(Int.self, forKey: .schemaVersion) ?? Roofline.schemaVersion
+            return
+        }
+        let l = try decoder.container(keyedBy: LegacyKeys.self)
+        self.init(
+            threads: try l.decode(Int.self, forKey: .threads),
+            readBandwidthOneThread: try l.decode(Double.self, forKey: .readBandwidthOneThread),
+            readBandwidthAllThreads: try l.decode(Double.self, forKey: .readBandwidthAllThreads),
+            fp32GflopsOneThread: try l.decode(Double.self, forKey: .fp32GflopsOneThread),
+            fp32GflopsAllThreads: try l.decode(Double.self, forKey: .fp32GflopsAllThreads),
+            int8GopsOneThread: try l.decode(Double.self, forKey: .int8GopsOneThread),
+            int8GopsAllThreads: try l.decode(Double.self, forKey: .int8GopsAllThreads),
+            cpu: try l.decode(String.self, forKey: .cpu), measuredAt: try l.decode(Date.self, forKey: .measuredAt))
+        schemaVersion = try l.decodeIfPresent(Int.self, forKey: .schemaVersion) ?? Roofline.schemaVersion
+    }
+
     /// Measures, taking the median of `repetitions` runs of each probe.
     public static func measure(pool: ThreadPool, bufferBytes: Int = 1 << 30, repetitions: Int = 5) -> Roofline {
         let threads = pool.threadCount

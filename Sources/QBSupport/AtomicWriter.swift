@@ -37,6 +37,10 @@ public enum AtomicWriter {
         // importable into Swift.
         var fd = open(dir, 0o20000000 | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o644)
         var named = false
+        // The hidden name exists from here (fallback) or from the link below until the
+        // rename: registered, so an interrupted command removes it.
+        let token = LongWork.registerTemporary(tmpName)
+        defer { LongWork.unregisterTemporary(token) }
         if fd < 0 {
             fd = open(tmpName, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
             named = true
@@ -88,6 +92,8 @@ public enum AtomicWriter {
         let target = url.path
         let tmp = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let token = LongWork.registerTemporary(tmp.path)
+        defer { LongWork.unregisterTemporary(token) }
         do {
             try body(tmp)
             let fd = open(tmp.path, O_RDONLY | O_CLOEXEC)
@@ -100,6 +106,51 @@ public enum AtomicWriter {
             throw error
         }
         syncFolder(of: url)
+    }
+
+    /// Writes several files as one change (a results JSON and its summary): each is written
+    /// in full under a temporary name in its folder and flushed first; only when every one
+    /// is complete are they renamed into place, in the order given. A failure while writing
+    /// (a full disk) removes the temporary files and leaves every target as it was, so a
+    /// pair is never left mismatched.
+    public static func writeAll(_ files: [(data: Data, url: URL)]) throws {
+        var staged: [(tmp: String, url: URL)] = []
+        do {
+            for f in files {
+                let tmp = temporaryName(for: f.url)
+                staged.append((tmp, f.url))
+                let fd = open(tmp, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw error(f.url.path, "cannot create a file in \(f.url.deletingLastPathComponent().path)") }
+                defer { close(fd) }
+                try f.data.withUnsafeBytes { raw in
+                    var offset = 0
+                    while offset < raw.count {
+                        let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                        if n < 0 {
+                            if errno == EINTR { continue }
+                            throw error(f.url.path, "write")
+                        }
+                        offset += n
+                    }
+                }
+                guard fsync(fd) == 0 else { throw error(f.url.path, "fsync") }
+            }
+        } catch {
+            for s in staged { unlink(s.tmp) }
+            throw error
+        }
+        for (i, s) in staged.enumerated() where rename(s.tmp, s.url.path) != 0 {
+            let e = error(s.url.path, "rename")
+            for rest in staged[i...] { unlink(rest.tmp) }
+            throw e
+        }
+        for s in staged { syncFolder(of: s.url) }
+    }
+
+    /// `.NAME.tmp-PID-RANDOM` beside `url`.
+    static func temporaryName(for url: URL) -> String {
+        url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
     }
 
     /// Makes a rename in `url`'s folder durable.

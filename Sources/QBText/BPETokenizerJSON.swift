@@ -13,7 +13,7 @@ extension BPETokenizer {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw TokenizerError.unreadable(path: url.path, reason: error.localizedDescription)
+            throw TokenizerError.unreadable(path: url.path, reason: FoundationErrorText.reason(error))
         }
         let directory = url.deletingLastPathComponent()
         var config: TokenizerConfig?
@@ -279,7 +279,17 @@ extension BPETokenizer {
         guard let json = try f.optionalObject(value, "normalizer") else { return nil }
         var steps: [Normalizer.Step] = []
         try collectNormalizers(json, "normalizer", f, into: &steps)
-        return steps.isEmpty ? nil : Normalizer(steps: steps)
+        guard !steps.isEmpty else { return nil }
+        let normalizer = Normalizer(steps: steps)
+        // Replace steps multiply the text's length: chained ones could grow one letter
+        // into gigabytes. Real exports grow it by a few times at most.
+        let growth = normalizer.worstGrowth
+        guard growth <= Double(Normalizer.maximumGrowth) else {
+            throw TokenizerError.malformed(
+                path: f.path, field: "normalizer",
+                reason: "its Replace steps can grow text \(growth > 1e15 ? "beyond 10^15" : String(Int(growth))) times over; at most \(Normalizer.maximumGrowth) is allowed")
+        }
+        return normalizer
     }
 
     private static func collectNormalizers(_ json: JSONObject, _ field: String, _ f: JSONFields, into steps: inout [Normalizer.Step]) throws {

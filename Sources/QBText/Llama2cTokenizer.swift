@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import HeapModule
 
 /// llama2.c's `tokenizer.bin`: int32 `max_token_length`, then per token a float32 score, an
@@ -43,7 +44,7 @@ public final class Llama2cTokenizer: Tokenizer, PieceDecoding {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw TokenizerError.unreadable(path: url.path, reason: error.localizedDescription)
+            throw TokenizerError.unreadable(path: url.path, reason: FoundationErrorText.reason(error))
         }
         try self.init(data: data, vocabularySize: vocabularySize, path: url.path)
     }

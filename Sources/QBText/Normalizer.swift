@@ -14,6 +14,22 @@ struct Normalizer: Sendable, Equatable {
 
     let steps: [Step]
 
+    /// How many times longer (plus a constant for prepends) normalized text may be than
+    /// its input; tokenizer files whose steps could grow it more are refused.
+    static let maximumGrowth = 16
+
+    /// The most the steps can multiply a text's length by (each Replace by its content's
+    /// length over its pattern's).
+    var worstGrowth: Double {
+        var g = 1.0
+        for step in steps {
+            if case .replace(let pattern, let content) = step, !pattern.isEmpty {
+                g *= max(1, Double(content.count) / Double(pattern.count))
+            }
+        }
+        return g
+    }
+
     /// Appends the normalized form of `input` to `out`.
     func normalize(_ input: ArraySlice<UInt8>, into out: inout [UInt8]) {
         var current = Array(input)

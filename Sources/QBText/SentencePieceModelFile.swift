@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 
 /// SentencePiece's `tokenizer.model` (a `ModelProto` protocol buffer), read without a
 /// protobuf library: only the fields a BPE model needs.
@@ -20,7 +21,7 @@ public enum SentencePieceModelFile {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw TokenizerError.unreadable(path: url.path, reason: error.localizedDescription)
+            throw TokenizerError.unreadable(path: url.path, reason: FoundationErrorText.reason(error))
         }
         return try tokenizer(data: data, path: url.path, eosTokenIDs: eosTokenIDs)
     }

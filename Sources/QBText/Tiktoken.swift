@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 
 /// tiktoken rank files (Meta's Llama 3 `tokenizer.model`): one `base64(token bytes) rank`
 /// line per token, ranks 0..<n. Special tokens are not in the file; the model's code
@@ -33,7 +34,7 @@ public enum Tiktoken {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw TokenizerError.unreadable(path: url.path, reason: error.localizedDescription)
+            throw TokenizerError.unreadable(path: url.path, reason: FoundationErrorText.reason(error))
         }
         return try llama3(data: data, path: url.path, eosTokenIDs: eosTokenIDs)
     }

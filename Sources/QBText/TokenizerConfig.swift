@@ -44,7 +44,7 @@ public struct TokenizerConfig: Sendable, Equatable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw TokenizerError.unreadable(path: url.path, reason: error.localizedDescription)
+            throw TokenizerError.unreadable(path: url.path, reason: FoundationErrorText.reason(error))
         }
         try self.init(data: data, path: url.path)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import QBFormats
 
 /// Opens a tokenizer from a path of any kind the engine reads, recognising the format by
@@ -48,7 +49,7 @@ public enum TokenizerFactory {
         } catch let error as TokenizerError {
             throw error
         } catch {
-            throw TokenizerError.unreadable(path: file, reason: error.localizedDescription)
+            throw TokenizerError.unreadable(path: file, reason: FoundationErrorText.reason(error))
         }
         guard let format = detect(data) else {
             throw TokenizerError.unsupported(

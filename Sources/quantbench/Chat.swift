@@ -21,7 +21,7 @@ struct Chat: AsyncParsableCommand {
     @Option(help: "System prompt (also settable in the chat with /system TEXT).")
     var system: String?
 
-    @Option(name: .customLong("max-tokens"), help: "Most tokens per reply.")
+    @Option(name: [.customShort("n"), .customLong("max-tokens")], help: "Most tokens per reply (llama.cpp's -n).")
     var maxTokens: Int = 256
 
     @Option(help: "KV cache size in positions (default: the model's context, at most \(ChatSetupOptions.defaultContextCap)).")
@@ -40,7 +40,12 @@ struct Chat: AsyncParsableCommand {
     var smoke: String?
 
     func validate() throws {
-        guard maxTokens >= 1 else { throw ValidationError("--max-tokens must be at least 1") }
+        guard (1...Generate.maximumTokens).contains(maxTokens) else {
+            throw ValidationError("--max-tokens must be between 1 and \(Generate.maximumTokens)")
+        }
+        if let ctx, !(1...Generate.maximumTokens).contains(ctx) {
+            throw ValidationError("--ctx must be between 1 and \(Generate.maximumTokens)")
+        }
     }
 
     func run() async throws {
@@ -80,12 +85,19 @@ struct Chat: AsyncParsableCommand {
         if let path = resume {
             let systemNote = system != nil ? "; system prompt from --system" : (conversation.effectiveSystem != nil ? " with its system prompt" : "")
             Terminal.write("[resumed \(ChatREPL.turns(conversation.turns.count)) from \(path)\(systemNote)]\n")
+            // The conversation so far, as it was shown, so the next line follows on from it.
+            Terminal.write(ChatREPL.transcript(conversation))
         }
         let interrupts = InterruptHandler(engine: engine, promptAfterHint: interactive)
         defer { interrupts.stop() }
         let input = StandardInputLines()
-        let console = ChatConsole(
+        var console = ChatConsole(
             readLine: { input.next() }, write: Terminal.write, writeError: Terminal.writeError, showsPrompt: interactive)
+        if interactive {
+            // While a reply streams the terminal does not echo, and what was typed meanwhile
+            // is dropped when it ends, so keystrokes never land inside a reply's text.
+            console.replying = { replying in Terminal.setEcho(!replying, dropTypedAhead: !replying) }
+        }
         await ChatREPL.run(engine, console: console)
     }
 }
@@ -94,6 +106,16 @@ struct Chat: AsyncParsableCommand {
 private enum Terminal {
     @Sendable static func write(_ s: String) { FileHandle.standardOutput.write(Data(s.utf8)) }
     @Sendable static func writeError(_ s: String) { FileHandle.standardError.write(Data(s.utf8)) }
+
+    /// Turns the terminal's echo of standard input on or off (signals such as Ctrl-C keep
+    /// working); `dropTypedAhead` discards input typed but not yet read.
+    static func setEcho(_ on: Bool, dropTypedAhead: Bool) {
+        var t = termios()
+        guard tcgetattr(STDIN_FILENO, &t) == 0 else { return }
+        if on { t.c_lflag |= tcflag_t(ECHO) } else { t.c_lflag &= ~tcflag_t(ECHO) }
+        _ = tcsetattr(STDIN_FILENO, TCSANOW, &t)
+        if dropTypedAhead { _ = tcflush(STDIN_FILENO, TCIFLUSH) }
+    }
 }
 
 /// Lines from standard input. Unlike `Swift.readLine`, a read interrupted by a signal

@@ -3,25 +3,36 @@ import Foundation
 import QBKernels
 import QBModel
 import QBRunner
+import QBSupport
 
 struct Eval: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Compare quantization settings on one model: size, speed, memory, perplexity, KL divergence and top-1 agreement.",
         discussion: """
             Perplexity is over non-overlapping windows of --ctx positions, each BOS then the next \
-            ctx-1 ids of the text, every text id predicted exactly once. KL divergence and top-1 \
-            agreement are against the setting with the most bits per weight. Writes \
-            results/eval-<model>-<time>.json, .md and .svg (speed against quality) unless --out names the JSON.
+            ctx-1 ids of the text, every text id predicted exactly once (or, with --windows \
+            llama-perplexity, over llama-perplexity's chunks, scored as it scores them). KL divergence \
+            and top-1 agreement are against --reference or else the entry (a --quants setting or a \
+            --models file) with the most bits per weight. Writes \
+            results/eval-<model>-<time>.json, .md and .svg (speed against quality) unless --out names the JSON. \
+            With --kl-base FILE (written by `llama-perplexity --kl-divergence-base`), prints instead \
+            llama-perplexity's --kl-divergence statistics of the model against llama.cpp's logits.
             """)
 
-    @Option(help: "Model (default: the built-in tiny synthetic model, whose random weights make quality figures meaningless).")
+    @Option(name: [.customShort("m"), .customLong("model")], help: "Model (default: the built-in tiny synthetic model, whose random weights make quality figures meaningless).")
     var model: String?
 
     @Option(help: "Tokenizer for models that carry none.")
     var tokenizer: String?
 
     @Option(help: "Comma-separated settings, e.g. f32,q8_0,q4_0,mlx-q4-g64 (any of: \(QuantSpec.all.joined(separator: ", "))).")
-    var quants: String?
+    var quants: String = ""
+
+    @Option(help: "Model files to compare as they are, comma-separated: GGUF files, MLX or Hugging Face folders quantized by any tool (they must share the vocabulary and tokenize the text alike).")
+    var models: String?
+
+    @Option(help: "The file every other one is compared with (KL, Δp, same top, perplexity ratio); default: the entry with the most bits per weight. Also the base model of --quants when --model is not given.")
+    var reference: String?
 
     @Option(help: "UTF-8 text to score (required unless --kl-base).")
     var text: String?
@@ -47,7 +58,7 @@ struct Eval: ParsableCommand {
     @Option(help: "Measured repetitions of the speed tests.")
     var repetitions: Int = 3
 
-    @Option(help: "Worker threads (default: every core).")
+    @Option(name: [.customShort("t"), .customLong("threads")], help: "Worker threads (default: every core).")
     var threads: Int?
 
     @Option(name: .customLong("kv-type"), help: "KV cache precision: f32, f16 (default, as every command), q8_0.")
@@ -62,8 +73,10 @@ struct Eval: ParsableCommand {
     @OptionGroup var history: DatabaseOptions
 
     func validate() throws {
-        if let c = ctx, c < 2 { throw ValidationError("--ctx must be at least 2") }
-        if let m = maxTokens, m < 2 { throw ValidationError("--max-tokens must be at least 2") }
+        if let c = ctx, !(2...Generate.maximumTokens).contains(c) { throw ValidationError("--ctx must be between 2 and \(Generate.maximumTokens)") }
+        if let m = maxTokens, !(2...Generate.maximumTokens).contains(m) {
+            throw ValidationError("--max-tokens must be between 2 and \(Generate.maximumTokens)")
+        }
         _ = try ThreadCount.resolve(threads)
         guard (1...1000).contains(repetitions) else { throw ValidationError("--repetitions must be between 1 and 1000") }
         if separator == "" { throw ValidationError("--separator cannot be empty") }
@@ -78,20 +91,36 @@ struct Eval: ParsableCommand {
             throw ValidationError("--chunks applies to --windows llama-perplexity and --kl-base only")
         }
         if klBase == nil {
-            if quants == nil { throw ValidationError("--quants is required (unless --kl-base)") }
+            // Which settings or files to compare is checked in run(), as main's eval does.
             if text == nil { throw ValidationError("--text is required (unless --kl-base)") }
-        } else if text != nil {
-            throw ValidationError("--kl-base scores the file's own tokens; --text does not apply")
+        } else {
+            // --kl-base scores one model (and its --quants settings) against llama.cpp's
+            // logits; the file comparison's options would be silently ignored.
+            if text != nil { throw ValidationError("--kl-base scores the file's own tokens; --text does not apply") }
+            if models != nil || reference != nil { throw ValidationError("--models and --reference do not apply to --kl-base (the reference is the base file); use --model") }
+            if out != nil { throw ValidationError("--kl-base prints its statistics (--json for JSON) and writes no results file; --out does not apply") }
         }
     }
 
     func run() throws {
         if let klBase { return try runKLDivergence(base: klBase) }
-        let names = (quants ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        // validate() requires --text whenever --kl-base is absent.
+        guard let textPath = text else { throw ValidationError("--text is required (unless --kl-base)") }
+        let names = quants.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         for n in names where (try? QuantSpec(n)) == nil {
-            throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
+            throw ValidationError("unknown setting '\(OutputGuard.shown(n, limit: 40))' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
         }
-        let path = try model ?? DefaultModel.path()
+        let files = (models ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        if names.isEmpty && files.isEmpty && reference == nil {
+            throw ValidationError("name settings (--quants f32,q8_0,...) or files (--models a.gguf,b/)")
+        }
+        let path = try model ?? reference ?? (names.isEmpty ? files.first : nil) ?? DefaultModel.path()
+        // Before any work: the results can be written and overwrite none of the inputs.
+        let inputs: [String?] = [path, tokenizer, text, reference] + files.map { Optional($0) }
+        let outURL = out.map { URL(fileURLWithPath: $0) }
+        for target in outURL.map({ [$0, ResultsFile.markdownURL(for: $0), EvalFiles.svgURL(for: $0)].map(\.path) }) ?? ["results/eval.json"] {
+            try OutputGuard.check(output: target, kind: .file, flag: "--out", inputs: inputs)
+        }
         let pool = ThreadPool(threads: try ThreadCount.resolve(threads))
         // Each setting is converted from the model as opened, through the same pipeline steps
         // as every other command.
@@ -99,7 +128,13 @@ struct Eval: ParsableCommand {
         let tok = try ModelPipeline.tokenizer(for: base, path: tokenizer)
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals()
+        // Converting each setting shows a bar (or lines) when the model is large.
+        let display = ProgressDisplay.automatic()
+        LongWork.observe { display.show($0) }
+        defer { LongWork.observe(nil) }
         var evaluation = QuantEvaluation(quants: names, context: ctx, separator: separator, maxTokens: maxTokens)
+        evaluation.files = files
+        evaluation.referenceFile = reference
         evaluation.repetitions = repetitions
         evaluation.windowMode = PerplexityWindows.Mode(rawValue: windows) ?? .scoreAll
         evaluation.chunks = chunks
@@ -108,15 +143,18 @@ struct Eval: ParsableCommand {
         evaluation.progress = { FileHandle.standardError.write(Data("eval: \($0)\n".utf8)) }
         let run: QuantEvaluation.Run
         do {
-            run = try evaluation.run(model: base, tokenizer: tok, textPath: text ?? "", pool: pool, modelHash: FileHash.model(path: path).hash)
+            run = try evaluation.run(model: base, tokenizer: tok, textPath: textPath, pool: pool, modelHash: FileHash.model(path: path).hash)
         } catch let e as BenchInterrupted {
             FileHandle.standardError.write(Data("\(e)\n".utf8))
+            throw ExitCode(130)
+        } catch is WorkInterrupted {
+            FileHandle.standardError.write(Data("\(BenchInterrupted())\n".utf8))
             throw ExitCode(130)
         }
         withExtendedLifetime(signals) {}
 
         let result = run.result
-        let url = out.map { URL(fileURLWithPath: $0) } ?? URL(fileURLWithPath: "results").appendingPathComponent(EvalFiles.defaultStem(result) + ".json")
+        let url = outURL ?? ResultsFile.uniqueURL(folder: URL(fileURLWithPath: "results"), stem: EvalFiles.defaultStem(result), extensions: ["json", "md", "svg"])
         try EvalFiles.write(result, to: url)
         history.record(result, jsonPath: url.path)
         if json {
@@ -129,10 +167,10 @@ struct Eval: ParsableCommand {
 
     /// `--kl-base`: llama-perplexity's KL-divergence statistics per setting.
     func runKLDivergence(base klPath: String) throws {
-        let names = (quants ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let names = quants.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         let specs: [QuantSpec?] = try names.isEmpty ? [nil] : names.map { n in
             do { return try QuantSpec(n) } catch {
-                throw ValidationError("unknown setting '\(n)' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
+                throw ValidationError("unknown setting '\(OutputGuard.shown(n, limit: 40))' in --quants; choose from \(QuantSpec.all.joined(separator: ", "))")
             }
         }
         let file = try LlamaLogitsFile(path: klPath)

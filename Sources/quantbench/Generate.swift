@@ -11,10 +11,10 @@ struct Generate: ParsableCommand {
     @OptionGroup var options: ModelOptions
     @OptionGroup var sampling: SamplingOptions
 
-    @Option(help: "The prompt text.")
+    @Option(name: [.customShort("p"), .customLong("prompt")], help: "The prompt text.")
     var prompt: String = ""
 
-    @Option(name: .customLong("max-tokens"), help: "Most tokens to generate.")
+    @Option(name: [.customShort("n"), .customLong("max-tokens")], help: "Most tokens to generate (llama.cpp's -n).")
     var maxTokens: Int = 128
 
     @Option(help: "KV cache size in positions (default: prompt plus max tokens, up to the model's context).")
@@ -26,8 +26,16 @@ struct Generate: ParsableCommand {
     @Flag(help: "Print one JSON object (text, token ids, finish reason, timings, parameters) instead of streaming text.")
     var json = false
 
+    /// Token counts (`--max-tokens`, `--ctx`) beyond this are typos, not contexts: 16 M.
+    static let maximumTokens = 1 << 24
+
     func run() throws {
-        guard maxTokens >= 0 else { throw ValidationError("--max-tokens must not be negative") }
+        guard (0...Self.maximumTokens).contains(maxTokens) else {
+            throw ValidationError("--max-tokens must be between 0 and \(Self.maximumTokens)")
+        }
+        if let ctx, !(1...Self.maximumTokens).contains(ctx) {
+            throw ValidationError("--ctx must be between 1 and \(Self.maximumTokens)")
+        }
         let samplingParameters = try sampling.parameters()
         let parameters = GenerationParameters(maxTokens: maxTokens, stop: stop, sampling: samplingParameters)
         let pool = try options.makePool()
@@ -94,6 +102,14 @@ struct GenerateReport: Encodable {
         let totalSeconds: Double
         let decodeTokensPerSecond: Double
         let tokenTimestampsSeconds: [Double]
+
+        /// The names bench's results use for the same figures (`prefill_s`, `ttft_s`,
+        /// `decode_s`, `decode_tokens_per_s`, `token_timestamps_s`), so one script reads both.
+        enum CodingKeys: String, CodingKey {
+            case prefillSeconds = "prefill_s", timeToFirstTokenSeconds = "ttft_s", decodeSeconds = "decode_s"
+            case totalSeconds = "total_s", decodeTokensPerSecond = "decode_tokens_per_s"
+            case tokenTimestampsSeconds = "token_timestamps_s"
+        }
 
         init(_ s: GenerationSummary) {
             prefillSeconds = s.prefillSeconds

@@ -111,6 +111,17 @@ struct History: ParsableCommand {
     func run() throws {
         let target = HistoryTarget.resolve(db)
         let detector = EDivisive(windowLength: window, maxPValue: maxPValue, minMagnitude: minMagnitude / 100)
+        if let svg {
+            // Before reading: the chart must not replace the database (or anything it is in).
+            var database: String?
+            if case .sqlite(let path) = target { database = path }
+            do {
+                try OutputGuard.check(output: svg, kind: .file, flag: "--svg", inputs: [database])
+            } catch {
+                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
         let analyses: [HistoryAnalysis]
         let runs: Int
         do {

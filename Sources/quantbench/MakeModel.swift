@@ -3,6 +3,7 @@ import Foundation
 import QBKernels
 import QBModel
 import QBRunner
+import QBSupport
 
 struct MakeModel: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,12 +30,28 @@ struct MakeModel: ParsableCommand {
 
     func run() throws {
         guard let p = SyntheticModel.Preset(rawValue: preset) else {
-            throw ValidationError("unknown preset \(preset); choose one of \(SyntheticModel.Preset.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError("unknown preset \(OutputGuard.shown(preset, limit: 40)); choose one of \(SyntheticModel.Preset.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        guard format == "safetensors" || format == "gguf" else {
+            throw ValidationError("unknown format \(OutputGuard.shown(format, limit: 40)); choose safetensors or gguf")
+        }
+        try OutputGuard.check(output: out, kind: format == "gguf" ? .file : .folder, flag: "--out", inputs: [])
+        // Progress on standard error; Ctrl-C or SIGTERM removes what was written, exit 130.
+        let signals = WorkSignalHandlers(display: ProgressDisplay.automatic())
+        defer { withExtendedLifetime(signals) {} }
+        do {
+            try make(p)
+        } catch is WorkInterrupted {
+            WorkSignalHandlers.exitNow()
+        }
+        print("wrote \(p.rawValue) (seed \(seed), \(dtype), \(format)) to \(out)")
+    }
+
+    func make(_ p: SyntheticModel.Preset) throws {
         switch format {
         case "safetensors":
             guard let d = DType(rawValue: dtype.uppercased()) else {
-                throw ValidationError("unknown dtype \(dtype) for safetensors; choose f32, f16 or bf16")
+                throw ValidationError("unknown dtype \(OutputGuard.shown(dtype, limit: 40)) for safetensors; choose f32, f16 or bf16")
             }
             try ModelMaker.make(preset: p, seed: seed, dtype: d, to: URL(fileURLWithPath: out))
         case "gguf":
@@ -46,6 +63,5 @@ struct MakeModel: ParsableCommand {
         default:
             throw ValidationError("unknown format \(format); choose safetensors or gguf")
         }
-        print("wrote \(p.rawValue) (seed \(seed), \(dtype), \(format)) to \(out)")
     }
 }

@@ -6,13 +6,13 @@ import QBText
 
 /// Options shared by every command that runs a model.
 struct ModelOptions: ParsableArguments {
-    @Option(help: "Model: a Hugging Face folder, a .safetensors file in one, or a llama2.c checkpoint. Default: the built-in tiny synthetic model.")
+    @Option(name: [.customShort("m"), .customLong("model")], help: "Model: a Hugging Face or MLX folder, a .safetensors file in one, a GGUF file, or a llama2.c checkpoint. Default: the built-in tiny synthetic model.")
     var model: String?
 
     @Option(help: "Tokenizer for models that carry none (llama2.c tokenizer.bin, tokenizer.json, or a folder).")
     var tokenizer: String?
 
-    @Option(help: "Worker threads (default: every core).")
+    @Option(name: [.customShort("t"), .customLong("threads")], help: "Worker threads (default: every core).")
     var threads: Int?
 
     @Option(name: .customLong("kv-type"), help: "KV cache precision: f32, f16 (default), q8_0 (q8_0 needs a head size that is a multiple of 32; else f16).")

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import QBModel
 import QBRunner
+import QBSupport
 
 struct Quantize: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -16,10 +17,20 @@ struct Quantize: ParsableCommand {
         guard let q = options.quant else { throw ValidationError("--quant is required: \(QuantSpec.all.joined(separator: ", "))") }
         let spec = try QuantSpec(q)
         let pool = try options.makePool()
+        let modelPath = try options.model.map(DefaultModel.resolve) ?? DefaultModel.path()
+        // Before any work: the output must not be (or contain, or lie inside) the model.
+        try OutputGuard.check(output: out, kind: spec.isMLX ? .folder : .file, flag: "--out", inputs: [modelPath, options.tokenizer])
+        // Progress on standard error; Ctrl-C or SIGTERM removes what was written, exit 130.
+        let signals = WorkSignalHandlers(display: ProgressDisplay.automatic())
+        defer { withExtendedLifetime(signals) {} }
         // As opened: the export converts each matrix itself, from the stored weights.
-        let model = try ModelPipeline.open(path: options.model.map(DefaultModel.resolve) ?? DefaultModel.path())
+        let model = try ModelPipeline.open(path: modelPath)
         let tokenizer = try? options.loadTokenizer(for: model)
-        try ModelExporter.export(model, tokenizer: tokenizer, spec: spec, to: URL(fileURLWithPath: out), pool: pool)
+        do {
+            try ModelExporter.export(model, tokenizer: tokenizer, spec: spec, to: URL(fileURLWithPath: out), pool: pool)
+        } catch is WorkInterrupted {
+            WorkSignalHandlers.exitNow()
+        }
         print("wrote \(out) (\(spec.name))")
     }
 }

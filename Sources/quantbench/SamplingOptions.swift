@@ -8,7 +8,7 @@ struct SamplingOptions: ParsableArguments {
     @Option(help: "Sampler: default (logit bias, penalties, top-k, top-p, min-p, temperature, as llama.cpp) or llama2c (llama2.c's run.c sampler and RNG; uses temperature, top-p and seed only).")
     var sampler: String?
 
-    @Option(parsing: .unconditional, help: "Temperature; 0 is greedy (the default).")
+    @Option(name: [.customLong("temperature"), .customLong("temp")], parsing: .unconditional, help: "Temperature; 0 is greedy (the default). --temp as llama.cpp and mlx-lm spell it.")
     var temperature: Double?
 
     @Option(name: .customLong("top-k"), parsing: .unconditional, help: "Keep the K most likely tokens; 0 keeps all (default 40).")
@@ -35,7 +35,7 @@ struct SamplingOptions: ParsableArguments {
     @Option(name: .customLong("logit-bias"), parsing: .unconditionalSingleValue, help: "ID=BIAS added to token ID's logit (repeatable); BIAS -inf bans the token.")
     var logitBias: [String] = []
 
-    @Option(parsing: .unconditional, help: "Random seed (default 0); the same seed gives the same tokens on every run and machine.")
+    @Option(name: [.customShort("s"), .customLong("seed")], parsing: .unconditional, help: "Random seed (default 0); the same seed gives the same tokens on every run and machine.")
     var seed: UInt64?
 
     /// Checked before anything is loaded, so a bad flag fails fast with the usage line.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import QBSupport
 import QBJinja
 import QBText
 
@@ -74,7 +75,7 @@ struct Template: ParsableCommand {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: messages))
         } catch {
-            throw ValidationError("cannot read --messages \(messages): \(error.localizedDescription)")
+            throw ValidationError("cannot read --messages \(messages): \(FoundationErrorText.reason(error))")
         }
         var (conversation, context) = try ChatMessage.parse(json: data, source: messages)
         var tools: [JinjaValue]?

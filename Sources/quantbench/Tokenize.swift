@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import QBSupport
 import QBText
 
 /// `quantbench tokenize`: ids (and pieces) of a text under any tokenizer the engine reads,
@@ -43,7 +44,7 @@ struct Tokenize: ParsableCommand {
             do {
                 input = String(decoding: try Data(contentsOf: URL(fileURLWithPath: file)), as: UTF8.self)
             } catch {
-                throw ValidationError("cannot read \(file): \(error.localizedDescription)")
+                throw ValidationError("cannot read \(file): \(FoundationErrorText.reason(error))")
             }
         } else {
             input = text ?? ""

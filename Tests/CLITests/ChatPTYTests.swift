@@ -100,6 +100,9 @@ final class ChatPTYTests: XCTestCase {
         try chat.expect("[saved 2 turns to \(saved)]", timeout: stepTimeout)
         try chat.expect("> ", timeout: stepTimeout)
         chat.type("\u{04}")
+        // Ctrl-D: a one-line summary of the session.
+        try chat.expect("2 turns in the history]", timeout: stepTimeout)
+        XCTAssertTrue(chat.transcript.contains("[bye: "), chat.transcript)
         XCTAssertEqual(try chat.waitForExit(timeout: stepTimeout), 0, chat.transcript)
 
         // The saved history: system prompt, the interrupted turn with what was shown, the
@@ -119,14 +122,22 @@ final class ChatPTYTests: XCTestCase {
         let again = try PTYProcess(binary.path, chatArguments + ["--resume", saved], environment: environment)
         defer { again.terminate() }
         try again.expect("[resumed 2 turns from \(saved) with its system prompt]", timeout: startTimeout)
+        // The restored conversation is shown before the prompt.
+        try again.expect("[system] You are terse.", timeout: stepTimeout)
+        try again.expect("> Tell me a story", timeout: stepTimeout)
+        try again.expect("> Go on", timeout: stepTimeout)
         try again.expect("> ", timeout: stepTimeout)
         again.type("/stats\n")
         try again.expect("no reply yet in this session; history: 2 turns", timeout: stepTimeout)
         again.type("And then?\n")
         try again.expect("And then?", timeout: stepTimeout)
         _ = try again.expectMoreOutput(bytes: 8, timeout: replyTimeout)
+        // Stopped, or already done on a loaded machine (the first session checked the stop
+        // itself): either way the turn is in the history. Typing waits for the prompt, since
+        // what is typed while a reply runs is discarded.
         again.type("\u{03}")
-        try again.expect("[stopped]", timeout: stepTimeout)
+        _ = try again.expectEither("[stopped]", "(no reply is running", timeout: replyTimeout)
+        try again.expect("> ", timeout: stepTimeout)
         again.type("/stats\n")
         let resumedStats = try again.expect("history: 3 turns", timeout: stepTimeout)
         // The prompt is the whole restored conversation (a 600-token reply among it), not

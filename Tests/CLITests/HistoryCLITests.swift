@@ -3,6 +3,7 @@ import QBSupport
 import QBHistory
 import QBRunner
 import XCTest
+import QBTestSupport
 
 /// `history`, `import` and the recording of `bench` runs, as a user runs them.
 extension CLITests {
@@ -30,7 +31,7 @@ extension CLITests {
     func testHistoryNamesTheCommitOfAStep() throws {
         let seed: UInt64 = 1414
         print("history step test: seed \(seed)")
-        var rng = SplitMix(seed: seed)
+        var rng = SeededGenerator(seed: seed)
         let db = dir.appendingPathComponent("history.sqlite").path
         for i in 0..<36 {
             let speed = i < 24 ? 100.0 : 88.0
@@ -175,19 +176,3 @@ extension CLITests {
     }
 }
 
-/// SplitMix64 with Box-Muller normals.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func uniform() -> Double { (Double(next() >> 11) + 0.5) / Double(1 << 53) }
-    mutating func normal(mean: Double, sd: Double) -> Double {
-        mean + sd * (-2 * log(uniform())).squareRoot() * cos(2 * .pi * uniform())
-    }
-}

@@ -65,7 +65,7 @@ final class ChangePointsTests: XCTestCase {
 
     func testStepIsFoundAtItsFirstIndex() {
         let seed: UInt64 = 14
-        var noise = SeededNoise(seed: seed)
+        var noise = SeededGenerator(seed: seed)
         let series = (0..<40).map { i in noise.normal(mean: i < 27 ? 100 : 90, sd: 2) }
         let found = EDivisive().changePoints(series)
         XCTAssertEqual(found.map(\.index), [27], "seed \(seed)")
@@ -76,13 +76,13 @@ final class ChangePointsTests: XCTestCase {
     func testFlatNoisySeriesHasNoChangePoint() {
         let seed: UInt64 = 20261124
         print("flat series seed: \(seed)")
-        var noise = SeededNoise(seed: seed)
+        var noise = SeededGenerator(seed: seed)
         let series = (0..<60).map { _ in noise.normal(mean: 100, sd: 3) }
         XCTAssertEqual(EDivisive().changePoints(series).map(\.index), [], "seed \(seed)")
 
         var flagged = 0
         for s in 0..<200 {
-            var n = SeededNoise(seed: UInt64(s))
+            var n = SeededGenerator(seed: UInt64(s))
             if !EDivisive().changePoints((0..<40).map { _ in n.normal(mean: 50, sd: 2) }).isEmpty { flagged += 1 }
         }
         print("flat series of 40 points, seeds 0..<200: \(flagged) with a change point")
@@ -98,7 +98,7 @@ final class ChangePointsTests: XCTestCase {
     }
 
     func testMinimumMagnitudeDropsSmallSteps() {
-        var noise = SeededNoise(seed: 3)
+        var noise = SeededGenerator(seed: 3)
         let series = (0..<60).map { i in noise.normal(mean: i < 30 ? 1.0 : 1.02, sd: 0.002) }
         XCTAssertEqual(EDivisive().changePoints(series).map(\.index), [30])
         XCTAssertEqual(EDivisive(minMagnitude: 0.05).changePoints(series).map(\.index), [])

@@ -3,26 +3,7 @@ import QBSupport
 import QBHistory
 import QBRunner
 import XCTest
-
-/// SplitMix64 with Box-Muller normals: seeded noise for synthetic series.
-struct SeededNoise {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func uniform() -> Double { (Double(next() >> 11) + 0.5) / Double(1 << 53) }
-
-    mutating func normal(mean: Double, sd: Double) -> Double {
-        mean + sd * (-2 * log(uniform())).squareRoot() * cos(2 * .pi * uniform())
-    }
-}
+import QBTestSupport
 
 enum HistoryFixtures {
     static let repository = URL(fileURLWithPath: #filePath)

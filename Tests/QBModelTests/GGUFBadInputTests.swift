@@ -161,3 +161,31 @@ extension Data {
         Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) }
     }
 }
+
+/// #18.5 / #22.5: metadata arrays cost at most about three times the file in memory,
+/// refused before they are allocated.
+final class GGUFAmplificationTests: XCTestCase {
+    func testHugeMetadataArraysAreRefusedBeforeAllocating() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-gguf-amp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for (name, value) in [("ints", GGUFValue.array(.int32, Array(repeating: .int32(7), count: 4_000_000)))] {
+            var w = GGUFWriter()
+            w.add("general.architecture", .string("llama"))
+            w.add("hostile.\(name)", value)
+            let url = dir.appendingPathComponent(name + ".gguf")
+            try w.write(to: url)
+            XCTAssertThrowsError(try GGUFFile(path: url.path), name) { error in
+                XCTAssertTrue("\(error)".contains("hostile.\(name)"), "\(error)")
+                XCTAssertTrue("\(error)".contains("three times the file"), "\(error)")
+            }
+        }
+        // Real vocabulary arrays are far inside the allowance.
+        var w = GGUFWriter()
+        w.add("tokenizer.ggml.scores", .array(.float32, Array(repeating: .float32(0), count: 150_000)))
+        w.add("tokenizer.ggml.tokens", .array(.string, (0..<150_000).map { .string("tok\($0)") }))
+        let url = dir.appendingPathComponent("vocab.gguf")
+        try w.write(to: url)
+        XCTAssertNoThrow(try GGUFFile(path: url.path))
+    }
+}

@@ -36,6 +36,24 @@ final class ChatHistoryTrimmerTests: XCTestCase {
         XCTAssertEqual(try ChatHistoryTrimmer.fit(c, pendingUser: "hello", budget: 9 + 17 * 2 - 1, tokens: fakeTokens).droppedTurns, 4)
     }
 
+    /// #22: resuming a 2,000-turn history encoded the conversation once per dropped turn
+    /// (quadratic, 26 s). The fewest drops are found by bisection: O(log turns) encodings,
+    /// with the same answer as dropping one at a time.
+    func testTrimmingALongHistoryEncodesItLogarithmicallyOften() throws {
+        let c = conversation(turns: 2000)
+        var calls = 0
+        let plan = try ChatHistoryTrimmer.fit(c, pendingUser: "hello", budget: 9 + 17 * 40, target: 9 + 17 * 20) { c, u in
+            calls += 1
+            return self.fakeTokens(c, u)
+        }
+        // The fewest drops that reach the target, as dropping one at a time finds.
+        XCTAssertLessThanOrEqual(plan.promptTokens.count, 9 + 17 * 20)
+        var fewer = c
+        fewer.dropOldest(plan.droppedTurns - 1)
+        XCTAssertGreaterThan(fakeTokens(fewer, "hello").count, 9 + 17 * 20)
+        XCTAssertLessThanOrEqual(calls, 16, "encodings: \(calls)")
+    }
+
     /// Trimming aims below the budget, so the turns after it extend one prompt (and reuse
     /// the cache) instead of each sliding the window.
     func testTrimmingAimsForTheTarget() throws {

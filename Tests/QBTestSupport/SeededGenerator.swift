@@ -29,3 +29,13 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 }
+
+extension SeededGenerator {
+    /// A uniform double in (0, 1) from the top 53 bits.
+    public mutating func uniform() -> Double { (Double(next() >> 11) + 0.5) / Double(1 << 53) }
+
+    /// A normal draw (Box-Muller), for seeded noise in synthetic series.
+    public mutating func normal(mean: Double, sd: Double) -> Double {
+        mean + sd * (-2 * log(uniform())).squareRoot() * cos(2 * .pi * uniform())
+    }
+}

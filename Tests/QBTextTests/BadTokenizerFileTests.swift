@@ -188,6 +188,17 @@ final class BadTokenizerFileTests: XCTestCase {
         check(try variant { $0["pre_tokenizer"] = ["type": "Metaspace", "replacement": "_"] }, mentions: "replacement")
     }
 
+    /// #18.5: 34 chained doubling Replace steps would grow "a" to 16 GB; refused at load.
+    func testNormalizerGrowthIsBounded() throws {
+        let url = try TestSupport.fixture("llama2-tokenizer/tokenizer.json")
+        var o = try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any] ?? [:]
+        o["normalizer"] = ["type": "Sequence", "normalizers": Array(repeating: ["type": "Replace", "pattern": ["String": "a"], "content": "aa"], count: 34)]
+        let path = "bad/tokenizer.json"
+        assertError(try BPETokenizer(json: try JSONSerialization.data(withJSONObject: o), path: path), path: path, mentions: "normalizer")
+        // The real export (Prepend "▁", Replace " " with "▁": three times) still loads.
+        XCTAssertNoThrow(try BPETokenizer(json: Data(contentsOf: url), path: url.path))
+    }
+
     // MARK: Hostile text and ids
 
     /// Invalid UTF-8 (as a decoder of raw input repairs it), lone special-token fragments

@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import QBGeneration
 import QBText
 
@@ -30,8 +31,12 @@ public actor ChatEngine {
     public private(set) var lastReply: ChatReplyStats?
     private nonisolated let control = ReplyControl()
 
+    /// The files the chat reads (model, tokenizer, template), which `/save` never replaces.
+    let inputs: [String]
+
     public init(session: GenerationSession, format: ChatPromptFormat, parameters: GenerationParameters,
-                conversation: ChatConversation = ChatConversation()) {
+                conversation: ChatConversation = ChatConversation(), inputs: [String] = []) {
+        self.inputs = inputs
         self.session = session
         self.format = format
         self.parameters = parameters
@@ -130,6 +135,7 @@ public actor ChatEngine {
 
     /// Saves the history as JSONL (see `ChatTranscript`).
     public func save(to path: String) throws {
+        try OutputGuard.check(output: path, kind: .file, flag: "/save", inputs: inputs)
         try ChatTranscript.save(conversation, to: path)
     }
 }

@@ -45,17 +45,35 @@ public enum ChatHistoryTrimmer {
         tokens: (ChatConversation, String) throws -> [TokenID]
     ) throws -> Plan {
         let goal = min(target ?? budget, budget)
-        var candidate = conversation
-        var dropped = 0
-        var ids = try tokens(candidate, pendingUser)
-        if ids.count <= budget { return Plan(droppedTurns: 0, promptTokens: ids) }
-        // Prompts shrink with every turn dropped, so dropping one at a time finds the
-        // fewest; conversations are short enough that re-encoding each time is cheap.
-        while ids.count > goal && !candidate.turns.isEmpty {
-            candidate.dropOldest(1)
-            dropped += 1
-            ids = try tokens(candidate, pendingUser)
+        let ids0 = try tokens(conversation, pendingUser)
+        if ids0.count <= budget { return Plan(droppedTurns: 0, promptTokens: ids0) }
+        // Prompts shrink with every turn dropped, so the fewest drops that reach the goal
+        // are found by bisection: O(log turns) encodings of the conversation instead of one
+        // per dropped turn (which made resuming a long history quadratic).
+        func without(_ n: Int) throws -> (ChatConversation, [TokenID]) {
+            var c = conversation
+            c.dropOldest(n)
+            return (c, try tokens(c, pendingUser))
         }
+        let total = conversation.turns.count
+        var best = try without(total)
+        var dropped = total
+        if best.1.count <= goal {
+            // Invariant: dropping `high` turns reaches the goal, dropping `low` does not.
+            var low = 0, high = total
+            while high - low > 1 {
+                let mid = low + (high - low) / 2
+                let attempt = try without(mid)
+                if attempt.1.count <= goal {
+                    high = mid
+                    best = attempt
+                } else {
+                    low = mid
+                }
+            }
+            dropped = high
+        }
+        let (candidate, ids) = best
         guard ids.count <= budget else {
             throw ChatError.messageTooLong(tokens: ids.count, budget: budget, hasSystemPrompt: candidate.effectiveSystem != nil)
         }

@@ -13,6 +13,9 @@ public struct ChatConsole: Sendable {
     public var writeError: @Sendable (String) -> Void
     /// Show a prompt before each line (when the input is a terminal).
     public var showsPrompt: Bool
+    /// Called with true before a reply streams and false after it (the terminal stops
+    /// echoing and drops what was typed meanwhile, so nothing typed leaks into a reply).
+    public var replying: @Sendable (Bool) -> Void = { _ in }
 
     public init(
         readLine: @escaping @Sendable () -> String?, write: @escaping @Sendable (String) -> Void,
@@ -33,22 +36,52 @@ public enum ChatREPL {
     public static let idleInterruptHint = "(no reply is running: Ctrl-D exits, /help lists the commands)"
 
     public static func run(_ engine: ChatEngine, console: ChatConsole) async {
+        var replies = 0, tokens = 0, decodeSeconds = 0.0
         while true {
             if console.showsPrompt { console.write(prompt) }
             guard let line = console.readLine() else {
-                // Ctrl-D: end the prompt's line so the shell starts on a fresh one.
-                if console.showsPrompt { console.write("\n") }
+                // Ctrl-D: end the prompt's line so the shell starts on a fresh one, with a
+                // one-line summary of the session.
+                if console.showsPrompt {
+                    let history = await engine.conversation.turns.count
+                    console.write("\n" + sessionSummary(replies: replies, tokens: tokens, decodeSeconds: decodeSeconds, historyTurns: history) + "\n")
+                }
                 return
             }
             switch ChatInput.parse(line) {
             case .empty:
                 continue
             case .message(let text):
-                await reply(to: text, engine: engine, console: console)
+                console.replying(true)
+                let stats = await reply(to: text, engine: engine, console: console)
+                console.replying(false)
+                if let stats {
+                    replies += 1
+                    tokens += stats.summary.generatedTokens.count
+                    decodeSeconds += stats.summary.decodeSeconds
+                }
             case .command(let command):
                 if await !perform(command, engine: engine, console: console) { return }
             }
         }
+    }
+
+    /// A restored conversation as the chat showed it: the system prompt, then each user
+    /// line after the prompt and the reply below it.
+    public static func transcript(_ c: ChatConversation) -> String {
+        var out = ""
+        if let system = c.effectiveSystem { out += "[system] \(system)\n" }
+        for t in c.turns { out += prompt + t.user + "\n" + t.assistant + "\n" }
+        return out
+    }
+
+    /// What Ctrl-D prints: `[bye: 3 replies, 412 tokens at 51.3 tok/s; 5 turns in the history]`.
+    public static func sessionSummary(replies: Int, tokens: Int, decodeSeconds: Double, historyTurns: Int) -> String {
+        var parts = ["\(replies) repl\(replies == 1 ? "y" : "ies")"]
+        if tokens > 0 {
+            parts.append(decodeSeconds > 0 ? String(format: "%d tokens at %.1f tok/s", tokens, Double(tokens) / decodeSeconds) : "\(tokens) tokens")
+        }
+        return "[bye: " + parts.joined(separator: ", ") + "; \(turns(historyTurns)) in the history]"
     }
 
     /// Runs a command; false when the chat should end.
@@ -91,7 +124,8 @@ public enum ChatREPL {
 
     /// Sends a message and streams the reply, then says how it ended if that was not the
     /// model's own choice.
-    static func reply(to text: String, engine: ChatEngine, console: ChatConsole) async {
+    @discardableResult
+    static func reply(to text: String, engine: ChatEngine, console: ChatConsole) async -> ChatReplyStats? {
         let output = LineTracker(console.write)
         do {
             let stats = try await engine.send(text) { event in
@@ -106,9 +140,11 @@ public enum ChatREPL {
             if let note = finishNote(stats.summary.finishReason, maxTokens: engine.parameters.maxTokens) {
                 output.write(note + "\n")
             }
+            return stats
         } catch {
             output.endLine()
             console.writeError("error: \(error)\n")
+            return nil
         }
     }
 

@@ -93,7 +93,8 @@ public struct ChatSetup: Sendable {
 
         let name = options.modelPath.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "built-in default model (\(DefaultModel.preset.rawValue))"
         return ChatSetup(
-            engine: ChatEngine(session: session, format: format, parameters: options.parameters, conversation: options.conversation),
+            engine: ChatEngine(session: session, format: format, parameters: options.parameters, conversation: options.conversation,
+                inputs: [options.modelPath ?? model.source.path, options.tokenizerPath, options.chatTemplatePath].compactMap { $0 }),
             modelName: name + (spec.map { " as \($0.name)" } ?? ""), loadSeconds: prepared.seconds + (ContinuousClock().now - cacheStart).seconds)
     }
 

@@ -21,7 +21,14 @@ public struct ChatSmokeScript: Sendable, Equatable {
         self.steps = steps
     }
 
+    /// Reads the script at `path`; a missing `chat-smoke.txt` (bare or as
+    /// `Prompts/chat-smoke.txt`) is the copy compiled into the binary.
     public static func load(path: String) throws -> ChatSmokeScript {
+        if !FileManager.default.fileExists(atPath: path) {
+            var name = path.hasPrefix("Prompts/") ? String(path.dropFirst("Prompts/".count)) : path
+            if !name.hasSuffix(".txt") { name += ".txt" }
+            if !name.contains("/"), let text = EmbeddedPrompts.files[name] { return try parse(text, path: "Prompts/\(name)") }
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw LocatedError(path: path, FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file")
         }

@@ -58,6 +58,11 @@ public enum ChatTranscript {
             if trimmed.isEmpty { continue }
             let message: Line
             do {
+                try NestingDepth.checkJSON(trimmed.utf8)
+            } catch {
+                throw LocatedError(path: path, line: lineNumber, "expected a JSON object with string \"role\" and \"content\" (\(error.description))")
+            }
+            do {
                 message = try decoder.decode(Line.self, from: Data(trimmed.utf8))
             } catch {
                 throw LocatedError(

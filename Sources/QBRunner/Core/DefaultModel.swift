@@ -2,6 +2,7 @@ import QBFormats
 import Foundation
 import QBKernels
 import QBModel
+import QBSupport
 
 /// The built-in default model: the tiny synthetic preset, generated deterministically on
 /// first use into the user's cache, so the README's first command needs nothing downloaded.
@@ -52,8 +53,15 @@ public enum DefaultModel {
         if fm.fileExists(atPath: dir.appendingPathComponent("model.safetensors").path) { return dir.path }
         try fm.createDirectory(at: dir.deletingLastPathComponent(), withIntermediateDirectories: true)
         let tmp = dir.deletingLastPathComponent().appendingPathComponent(".\(dir.lastPathComponent).tmp-\(getpid())")
+        let token = LongWork.registerTemporary(tmp.path)
+        defer { LongWork.unregisterTemporary(token) }
         try? fm.removeItem(at: tmp)
-        try ModelMaker.make(preset: preset, seed: seed, dtype: .f32, to: tmp)
+        do {
+            try ModelMaker.makeInPlace(preset: preset, seed: seed, dtype: .f32, to: tmp)
+        } catch {
+            try? fm.removeItem(at: tmp)
+            throw error
+        }
         if rename(tmp.path, dir.path) != 0 {
             try? fm.removeItem(at: tmp)  // another process won the race; use its copy
             guard fm.fileExists(atPath: dir.appendingPathComponent("model.safetensors").path) else {

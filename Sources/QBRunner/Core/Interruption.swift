@@ -31,8 +31,13 @@ public final class SignalHandlers: @unchecked Sendable {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
-                if flag.isSet { _exit(130) }
+                if flag.isSet {
+                    LongWork.removeTemporaries()
+                    _exit(130)
+                }
                 flag.set()
+                // Loading and converting a model stop too (they throw `WorkInterrupted`).
+                LongWork.interrupt()
                 FileHandle.standardError.write(Data(message.utf8))
             }
             source.resume()
@@ -41,6 +46,46 @@ public final class SignalHandlers: @unchecked Sendable {
     }
 
     deinit {
+        for s in sources { s.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
+
+/// SIGINT and SIGTERM for commands whose long work is synchronous (make-model, quantize,
+/// eval): the first signal asks the work to stop (`LongWork.interrupt()`; writers throw
+/// `WorkInterrupted` at their next piece and remove what they wrote), and if it has not
+/// unwound within `graceSeconds`, or at a second signal, every registered temporary path
+/// is removed and the process exits with 130 at once. While it lives, `LongWork`'s
+/// progress goes to `display`.
+public final class WorkSignalHandlers: @unchecked Sendable {
+    private var sources: [any DispatchSourceSignal] = []
+
+    public init(display: ProgressDisplay? = nil, graceSeconds: Double = 5) {
+        if let display { LongWork.observe { display.show($0) } }
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                if LongWork.isInterrupted { Self.exitNow() }
+                LongWork.interrupt()
+                display?.line("interrupting: removing what was written (again to quit now)")
+                DispatchQueue.global().asyncAfter(deadline: .now() + graceSeconds) { Self.exitNow() }
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    /// Removes every registered temporary path and exits with 130.
+    public static func exitNow() -> Never {
+        LongWork.removeTemporaries()
+        FileHandle.standardError.write(Data("\(WorkInterrupted())\n".utf8))
+        _exit(130)
+    }
+
+    deinit {
+        LongWork.observe(nil)
         for s in sources { s.cancel() }
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)

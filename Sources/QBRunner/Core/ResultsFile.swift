@@ -37,6 +37,12 @@ public enum ResultsFile {
 
     /// Decodes a results file, checking the schema name and version first.
     public static func decode(_ data: Data, path: String) throws -> BenchResult {
+        // JSONDecoder (and the YAML parser that locates errors) recurse once per level.
+        do {
+            try NestingDepth.checkJSON(data)
+        } catch {
+            throw LocatedError(path: path, line: error.line, "not valid JSON: nesting deeper than \(error.limit) levels")
+        }
         struct Header: Decodable {
             let schema: String?
             let schemaVersion: Int?
@@ -131,11 +137,12 @@ public enum ResultsFile {
         return LocatedError(path: path, "not valid JSON: \(detail)")
     }
 
-    /// `results/<suite>-<model>-<quant>-<UTC timestamp>` (no extension), each part
+    /// `results/<suite>-<model>-<quant>-<UTC timestamp to the millisecond>` (no extension;
+    /// `uniqueURL` adds a run id), each part
     /// reduced to file-name-safe characters.
     public static func defaultStem(for r: BenchResult, date: Date = Date()) -> String {
         let f = DateFormatter()
-        f.dateFormat = "yyyyMMdd-HHmmss"
+        f.dateFormat = "yyyyMMdd-HHmmss.SSS"
         f.timeZone = TimeZone(identifier: "UTC")
         f.locale = Locale(identifier: "en_US_POSIX")
         let model = URL(fileURLWithPath: r.model.path).deletingPathExtension().lastPathComponent
@@ -151,12 +158,34 @@ public enum ResultsFile {
         json.pathExtension == "json" ? json.deletingPathExtension().appendingPathExtension("md") : json.appendingPathExtension("md")
     }
 
-    /// Writes the JSON and its Markdown summary, each atomically (the JSON last, so a
-    /// JSON file present always has its summary beside it). Creates the folder if needed.
+    /// Writes the JSON and its Markdown summary as one change: both are written in full
+    /// under temporary names, then renamed (the JSON last, so a JSON file present always
+    /// has its summary beside it); a full disk leaves the previous state, never a
+    /// mismatched pair. Creates the folder if needed.
     public static func write(_ result: BenchResult, markdown: String, to json: URL) throws {
-        try FileManager.default.createDirectory(at: json.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try createFolder(for: json)
         let data = try encode(result)
-        try AtomicWriter.write(Data(markdown.utf8), to: markdownURL(for: json))
-        try AtomicWriter.write(data, to: json)
+        try AtomicWriter.writeAll([(Data(markdown.utf8), markdownURL(for: json)), (data, json)])
+    }
+
+    /// Creates the folder `file` goes into, with a one-line error naming it.
+    public static func createFolder(for file: URL) throws {
+        let dir = file.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        } catch {
+            throw LocatedError(path: dir.path, "cannot create the folder (\(FoundationErrorText.reason(error)))")
+        }
+    }
+
+    /// A results path nothing else has: `stem` plus a short random run id, checked against
+    /// the files already there (runs started in the same millisecond still differ).
+    public static func uniqueURL(folder: URL, stem: String, extensions: [String] = ["json", "md"]) -> URL {
+        while true {
+            let id = String(UInt32.random(in: 0...UInt32.max) & 0xFFFFFF, radix: 16)
+            let name = stem + "-" + String(repeating: "0", count: 6 - id.count) + id
+            let taken = extensions.contains { FileManager.default.fileExists(atPath: folder.appendingPathComponent(name + "." + $0).path) }
+            if !taken { return folder.appendingPathComponent(name + ".json") }
+        }
     }
 }

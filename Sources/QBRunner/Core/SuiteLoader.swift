@@ -49,6 +49,39 @@ public enum SuiteLoader {
                 + (names.isEmpty ? "" : "; suites: \(names.joined(separator: ", "))"))
     }
 
+    /// The suite `nameOrPath` names: a file, else `Prompts/<name>.yaml` found on disk (as
+    /// `locate` searches), else the copy compiled into the binary (`EmbeddedPrompts`), so a
+    /// copied binary runs its suites from any folder.
+    public static func resolve(_ nameOrPath: String) throws -> Suite {
+        let path: String
+        do {
+            path = try locate(nameOrPath)
+        } catch let error as LocatedError {
+            guard let (file, text) = embedded(nameOrPath) else {
+                let builtIn = embeddedSuiteNames()
+                guard !builtIn.isEmpty, error.message.hasPrefix("no suite named") else { throw error }
+                throw LocatedError(path: error.path, "no suite named '\(nameOrPath)'; suites: \(builtIn.joined(separator: ", "))")
+            }
+            let name = String(file.dropLast(5))
+            return try parse(text, path: "Prompts/\(file)", defaultName: name, hash: XXH64.hex(Data(text.utf8)))
+        }
+        return try load(path: path)
+    }
+
+    /// The built-in suite `nameOrPath` names (`smoke`, `smoke.yaml` or `Prompts/smoke.yaml`).
+    static func embedded(_ nameOrPath: String) -> (file: String, text: String)? {
+        var name = nameOrPath
+        if name.hasPrefix("Prompts/") { name.removeFirst("Prompts/".count) }
+        guard !name.contains("/") else { return nil }
+        let file = name.hasSuffix(".yaml") ? name : name + ".yaml"
+        return EmbeddedPrompts.files[file].map { (file, $0) }
+    }
+
+    /// The names of the built-in suites.
+    public static func embeddedSuiteNames() -> [String] {
+        EmbeddedPrompts.files.keys.filter { $0.hasSuffix(".yaml") }.map { String($0.dropLast(5)) }.sorted()
+    }
+
     /// Prompts/ folders to search: from the working directory up, then from the
     /// executable's folder up (so `.build/release/quantbench` finds the checkout's suites).
     static func promptDirectories() -> [URL] {
@@ -97,8 +130,8 @@ public enum SuiteLoader {
             base.maxTokens = try d.int("max_tokens", min: 0, max: 1 << 24) ?? base.maxTokens
             if let s = try d.object("sampling", what: "defaults: sampling") { base.sampling = try sampling(s, over: base.sampling) }
             baseSystem = try d.string("system")
-            base.context = try d.int("context", min: 1)
-            base.batch = try d.int("batch", min: 1)
+            base.context = try d.int("context", min: 1, max: 1 << 24)
+            base.batch = try d.int("batch", min: 1, max: 1 << 20)
             base.stop = try stops(d, "stop") ?? []
         }
 
@@ -141,13 +174,13 @@ public enum SuiteLoader {
         c.line = o.line ?? 0
         c.maxTokens = try o.int("max_tokens", min: 0, max: 1 << 24) ?? base.maxTokens
         if let s = try o.object("sampling", what: "case '\(id)': sampling") { c.sampling = try sampling(s, over: base.sampling) }
-        c.context = try o.int("context", min: 1) ?? base.context
-        c.batch = try o.int("batch", min: 1) ?? base.batch
+        c.context = try o.int("context", min: 1, max: 1 << 24) ?? base.context
+        c.batch = try o.int("batch", min: 1, max: 1 << 20) ?? base.batch
         c.stop = try stops(o, "stop") ?? base.stop
         c.forceEndOfSequence = try o.bool("force_eos") ?? false
         if let s = try o.object("stop_from_output") {
             try s.allowOnly(["start", "length"])
-            c.stopFromOutput = StopProbe(start: try s.int("start", min: 0) ?? 0, length: try s.int("length", min: 1) ?? 1)
+            c.stopFromOutput = StopProbe(start: try s.int("start", min: 0, max: 1 << 24) ?? 0, length: try s.int("length", min: 1, max: 1 << 24) ?? 1)
         }
 
         // The prompt: exactly one source (a throughput test takes none).
@@ -221,11 +254,11 @@ public enum SuiteLoader {
         try k.allowOnly(["during", "after_tokens", "after_layers"])
         switch try k.string("during") {
         case "decode":
-            guard let n = try k.int("after_tokens", min: 1) else { throw k.error("case '\(id)': cancel during decode needs 'after_tokens' (>= 1)") }
+            guard let n = try k.int("after_tokens", min: 1, max: 1 << 24) else { throw k.error("case '\(id)': cancel during decode needs 'after_tokens' (>= 1)") }
             if k.value("after_layers") != nil { throw k.error("case '\(id)': 'after_layers' belongs to cancel during prefill") }
             return .decode(afterTokens: n)
         case "prefill":
-            guard let n = try k.int("after_layers", min: 0) else { throw k.error("case '\(id)': cancel during prefill needs 'after_layers' (>= 0)") }
+            guard let n = try k.int("after_layers", min: 0, max: 1 << 24) else { throw k.error("case '\(id)': cancel during prefill needs 'after_layers' (>= 0)") }
             if k.value("after_tokens") != nil { throw k.error("case '\(id)': 'after_tokens' belongs to cancel during decode") }
             return .prefill(afterLayers: n)
         default:
@@ -246,8 +279,8 @@ public enum SuiteLoader {
                 return r
             }
         }
-        x.minTokens = try e.int("min_tokens", min: 0)
-        x.maxTokens = try e.int("max_tokens", min: 0)
+        x.minTokens = try e.int("min_tokens", min: 0, max: 1 << 24)
+        x.maxTokens = try e.int("max_tokens", min: 0, max: 1 << 24)
         x.contains = try e.strings("contains") ?? []
         x.notContains = try e.strings("not_contains") ?? []
         x.reusesPrompt = try e.bool("reuses_prompt") ?? false
@@ -272,7 +305,7 @@ public enum SuiteLoader {
         p.topP = try s.double("top_p") ?? p.topP
         p.minP = try s.double("min_p") ?? p.minP
         p.repeatPenalty = try s.double("repeat_penalty") ?? p.repeatPenalty
-        p.repeatLastN = try s.int("repeat_last_n") ?? p.repeatLastN
+        p.repeatLastN = try s.int("repeat_last_n", max: 1 << 24) ?? p.repeatLastN
         p.presencePenalty = try s.double("presence_penalty") ?? p.presencePenalty
         p.frequencyPenalty = try s.double("frequency_penalty") ?? p.frequencyPenalty
         p.seed = try s.uint64("seed") ?? p.seed

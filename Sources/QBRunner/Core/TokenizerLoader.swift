@@ -6,10 +6,17 @@ import QBText
 /// model's folder.
 public enum TokenizerLoader {
     public static func load(for model: any LanguageModel, path explicit: String?) throws -> any Tokenizer {
-        if let p = explicit { return try TokenizerFactory.open(p, vocabularySize: model.config.vocabSize) }
-        if model.source.format == .gguf { return try GGUFTokenizer.tokenizer(path: model.source.path) }
+        // An empty vocabulary can encode nothing: refused here rather than later as an
+        // empty prompt.
+        func nonEmpty(_ t: any Tokenizer, _ path: String) throws -> any Tokenizer {
+            guard t.vocabularySize > 0 else { throw TokenizerError.unreadable(path: path, reason: "the vocabulary is empty") }
+            return t
+        }
+        if let p = explicit { return try nonEmpty(TokenizerFactory.open(p, vocabularySize: model.config.vocabSize), p) }
+        if model.source.format == .gguf { return try nonEmpty(GGUFTokenizer.tokenizer(path: model.source.path), model.source.path) }
         if let dir = model.source.directory, (try? TokenizerFactory.resolve(dir)) != nil {
-            return try TokenizerFactory.open(dir, vocabularySize: model.config.vocabSize)
+            let path = (try? TokenizerFactory.resolve(dir)).map { "\($0)" } ?? dir
+            return try nonEmpty(TokenizerFactory.open(dir, vocabularySize: model.config.vocabSize), path)
         }
         throw TokenizerError.unreadable(
             path: model.source.path,

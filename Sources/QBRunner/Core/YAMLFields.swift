@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import Yams
 
 /// Typed, located reads from a parsed YAML document. Every failure is a `LocatedError`
@@ -162,6 +163,12 @@ struct YAMLObject {
 extension YAMLObject {
     /// Parses `text` into its root node, turning Yams' syntax errors into located errors.
     static func parse(_ text: String, path: String) throws -> Node {
+        // libyaml and Yams recurse once per level: refuse deep nesting before they see it.
+        do {
+            try NestingDepth.checkYAML(text)
+        } catch {
+            throw LocatedError(path: path, line: error.line, "not valid YAML: nesting deeper than \(error.limit) levels")
+        }
         do {
             guard let root = try Yams.compose(yaml: text) else {
                 throw LocatedError(path: path, line: 1, "the file is empty")

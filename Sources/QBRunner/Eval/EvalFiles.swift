@@ -12,7 +12,7 @@ public enum EvalFiles {
     /// `eval-<model file name>-<UTC time>`.
     public static func defaultStem(_ r: EvalResult, date: Date = Date()) -> String {
         let f = DateFormatter()
-        f.dateFormat = "yyyyMMdd-HHmmss"
+        f.dateFormat = "yyyyMMdd-HHmmss.SSS"
         f.timeZone = TimeZone(identifier: "UTC")
         f.locale = Locale(identifier: "en_US_POSIX")
         let model = URL(fileURLWithPath: r.model.path).deletingPathExtension().lastPathComponent
@@ -24,12 +24,15 @@ public enum EvalFiles {
         json.pathExtension == "json" ? json.deletingPathExtension().appendingPathExtension("svg") : json.appendingPathExtension("svg")
     }
 
-    /// The table and chart first, the JSON last.
+    /// The table, chart and JSON as one change (see `AtomicWriter.writeAll`): all three
+    /// are written in full first, then renamed, the JSON last.
     public static func write(_ result: EvalResult, to json: URL) throws {
-        try FileManager.default.createDirectory(at: json.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try ResultsFile.createFolder(for: json)
         let data = try encode(result)
-        try AtomicWriter.write(Data(result.markdown.utf8), to: ResultsFile.markdownURL(for: json))
-        try AtomicWriter.write(Data(SpeedQualityChart.svg(result).utf8), to: svgURL(for: json))
-        try AtomicWriter.write(data, to: json)
+        try AtomicWriter.writeAll([
+            (Data(result.markdown.utf8), ResultsFile.markdownURL(for: json)),
+            (Data(SpeedQualityChart.svg(result).utf8), svgURL(for: json)),
+            (data, json),
+        ])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 
 /// How far one setting's next-token distributions are from a reference's, position by
 /// position: the quantities `eval` reports (KL divergence, top-1 agreement, perplexity).
@@ -57,5 +58,73 @@ public enum QualityMetrics {
         var best = v.startIndex
         for i in v.indices where v[i] > v[best] { best = i }
         return best - v.startIndex
+    }
+}
+
+/// What `llama-perplexity --kl-divergence` prints for one setting against the reference,
+/// with the same definitions: KL(reference ‖ setting) per position (mean ± standard error,
+/// median, percentiles), Δp = p_setting(next id) − p_reference(next id) per position (mean
+/// ± standard error, RMS ± standard error, percentiles), the share of positions whose most
+/// likely id is the same (± binomial standard error), and the perplexity ratio
+/// exp(mean ΔNLL) ± its standard error (delta method on the paired ΔNLL).
+public struct ReferenceStatistics: Codable, Sendable, Equatable {
+    public struct Distribution: Codable, Sendable, Equatable {
+        public var mean: Double
+        public var standardError: Double
+        public var median: Double
+        public var minimum: Double
+        public var maximum: Double
+        /// llama-perplexity's percentiles: 0.1, 1, 5, 10, 90, 95, 99, 99.9.
+        public var p001: Double, p01: Double, p05: Double, p10: Double, p90: Double, p95: Double, p99: Double, p999: Double
+        enum CodingKeys: String, CodingKey {
+            case mean, standardError = "se", median, minimum = "min", maximum = "max"
+            case p001 = "p0.1", p01 = "p1", p05 = "p5", p10 = "p10", p90 = "p90", p95 = "p95", p99 = "p99", p999 = "p99.9"
+        }
+
+        public init(_ v: [Double]) {
+            let n = Double(max(v.count, 1))
+            mean = v.reduce(0, +) / n
+            standardError = v.count > 1 ? Statistics.standardDeviation(v) / n.squareRoot() : 0
+            let s = v.sorted()
+            func q(_ p: Double) -> Double { Quantiles.quantile(s, p) ?? 0 }
+            median = q(0.5)
+            minimum = s.first ?? 0
+            maximum = s.last ?? 0
+            p001 = q(0.001); p01 = q(0.01); p05 = q(0.05); p10 = q(0.10)
+            p90 = q(0.90); p95 = q(0.95); p99 = q(0.99); p999 = q(0.999)
+        }
+    }
+
+    public var positions: Int
+    public var klDivergence: Distribution
+    public var deltaP: Distribution
+    public var rmsDeltaP: Double
+    public var rmsDeltaPStandardError: Double
+    public var sameTopP: Double
+    public var sameTopPStandardError: Double
+    public var perplexityRatio: Double
+    public var perplexityRatioStandardError: Double
+
+    enum CodingKeys: String, CodingKey {
+        case positions, klDivergence = "kl_divergence", deltaP = "delta_p", rmsDeltaP = "rms_delta_p"
+        case rmsDeltaPStandardError = "rms_delta_p_se", sameTopP = "same_top_p", sameTopPStandardError = "same_top_p_se"
+        case perplexityRatio = "ppl_ratio", perplexityRatioStandardError = "ppl_ratio_se"
+    }
+
+    public init(kl: [Double], deltaP dp: [Double], sameTop: Int, deltaNLL: Double, deltaNLLStandardError: Double) {
+        positions = kl.count
+        klDivergence = Distribution(kl)
+        deltaP = Distribution(dp)
+        let n = Double(max(dp.count, 1))
+        let squares = dp.map { $0 * $0 }
+        let meanSquare = squares.reduce(0, +) / n
+        rmsDeltaP = meanSquare.squareRoot()
+        let squareSE = squares.count > 1 ? Statistics.standardDeviation(squares) / n.squareRoot() : 0
+        rmsDeltaPStandardError = rmsDeltaP > 0 ? squareSE / (2 * rmsDeltaP) : 0
+        let m = Double(max(kl.count, 1))
+        sameTopP = Double(sameTop) / m
+        sameTopPStandardError = (sameTopP * (1 - sameTopP) / m).squareRoot()
+        perplexityRatio = exp(deltaNLL)
+        perplexityRatioStandardError = perplexityRatio * deltaNLLStandardError
     }
 }

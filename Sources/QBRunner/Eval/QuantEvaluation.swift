@@ -29,6 +29,12 @@ public struct QuantEvaluation: Sendable {
     public var seed: UInt64 = BenchRunner.defaultSeed
     /// KV cache precision, as every other command runs (`--kv-type`, default f16).
     public var kvType: KVCacheType = .f16
+    /// Model files compared as they are (`--models`: GGUF files, MLX or Hugging Face
+    /// folders quantized by any tool), beside the settings of `quants`.
+    public var files: [String] = []
+    /// The file every other entry is compared with (`--reference`); without it the entry
+    /// with the most bits per weight.
+    public var referenceFile: String?
     public var interrupt = InterruptFlag()
     public var progress: @Sendable (String) -> Void = { _ in }
 
@@ -64,6 +70,15 @@ public struct QuantEvaluation: Sendable {
         return Array(try model.forward(Array(win.input[win.scoredFrom...]), state: state, logits: .all).prefix(win.targets.count * vocab))
     }
 
+    /// One column of the comparison: a setting of the base model or a file as it is.
+    struct Entry {
+        enum Source { case quant(QuantSpec), file(String, any LanguageModel) }
+        var name: String
+        var source: Source
+        /// Nominal (settings) or measured (files) bits per weight, for choosing the reference.
+        var bits: Double
+    }
+
     /// Nominal bits per weight of a setting's format, for choosing the reference.
     static func nominalBits(_ spec: QuantSpec) -> Double {
         Double(spec.format.byteCount(rows: 1, cols: 256) * 8) / 256
@@ -72,9 +87,11 @@ public struct QuantEvaluation: Sendable {
     /// `base` is the model as opened (`ModelPipeline.open`); each setting goes through
     /// `ModelPipeline.prepare`, as every command's model does.
     public func run(model base: any LanguageModel, tokenizer: any Tokenizer, textPath: String, pool: ThreadPool, modelHash: String) throws -> Run {
-        guard !quants.isEmpty else { throw LocatedError(path: "--quants", "name at least one setting") }
-        let specs = try quants.map { try QuantSpec($0) }
-        guard Set(specs.map(\.name)).count == specs.count else { throw LocatedError(path: "--quants", "a setting is listed twice") }
+        guard !quants.isEmpty || !files.isEmpty || referenceFile != nil else {
+            throw LocatedError(path: "--quants", "name at least one setting (or --models files)")
+        }
+        let quantSpecs = try quants.map { try QuantSpec($0) }
+        guard Set(quantSpecs.map(\.name)).count == quantSpecs.count else { throw LocatedError(path: "--quants", "a setting is listed twice") }
         guard let data = FileManager.default.contents(atPath: textPath) else { throw LocatedError(path: textPath, "cannot read the text") }
         guard let text = String(data: data, encoding: .utf8) else { throw LocatedError(path: textPath, "the text is not UTF-8") }
         let window = min(context ?? min(base.config.contextLength, 512), base.config.contextLength)
@@ -88,10 +105,31 @@ public struct QuantEvaluation: Sendable {
         guard windows.predictedTokens > 1 else { throw LocatedError(path: textPath, "the text gives fewer than two ids to score") }
         let vocab = base.config.vocabSize
 
+        // Every entry: a setting of the base model, or a file as it is. Files must share the
+        // vocabulary and tokenize the text as the base does, so positions line up.
+        var entries: [Entry] = quantSpecs.map { Entry(name: $0.name, source: .quant($0), bits: Self.nominalBits($0)) }
+        let sample = String(text.prefix(4000))
+        let expectedIDs = tokenizer.encode(sample, addSpecialTokens: false, parseSpecialTokens: false)
+        for path in (referenceFile.map { [$0] } ?? []) + files {
+            let m = try ModelPipeline.open(path: path)
+            guard m.config.vocabSize == vocab else {
+                throw LocatedError(path: path, "has \(m.config.vocabSize) vocabulary entries where \(base.source.path) has \(vocab); KL needs one vocabulary")
+            }
+            if let t = try? ModelPipeline.tokenizer(for: m, path: nil),
+               t.encode(sample, addSpecialTokens: false, parseSpecialTokens: false) != expectedIDs {
+                throw LocatedError(path: path, "tokenizes \(textPath) differently from \(base.source.path); KL needs the same ids")
+            }
+            var name = URL(fileURLWithPath: path).lastPathComponent
+            while entries.contains(where: { $0.name == name }) { name += "'" }
+            entries.append(Entry(name: name, source: .file(path, m), bits: m.bitsPerWeight))
+        }
+        let specs = entries
+
         // The reference first, so every other setting is compared with it window by window.
-        let referenceIndex = specs.indices.max { Self.nominalBits(specs[$0]) < Self.nominalBits(specs[$1]) || (Self.nominalBits(specs[$0]) == Self.nominalBits(specs[$1]) && $0 > $1) } ?? 0
+        let referenceIndex = referenceFile != nil ? quantSpecs.count : (specs.indices.max { specs[$0].bits < specs[$1].bits || (specs[$0].bits == specs[$1].bits && $0 > $1) } ?? 0)
         let order = [referenceIndex] + specs.indices.filter { $0 != referenceIndex }
         let referenceName = specs[referenceIndex].name
+        var perEntry: [String: (kl: [Double], dp: [Double], same: Int)] = [:]
 
         // Keep the reference's logits when they fit in 1 GiB; recompute them otherwise.
         let logitBytes = windows.windows.reduce(0) { $0 + $1.targets.count } * vocab * 4
@@ -107,7 +145,11 @@ public struct QuantEvaluation: Sendable {
             let peakReset = MemoryStats.resetPeak()
             let clock = ContinuousClock()
             let t0 = clock.now
-            let model = try ModelPipeline.prepare(base, spec: spec, pool: pool)
+            let model: any LanguageModel
+            switch spec.source {
+            case .quant(let q): model = try ModelPipeline.prepare(base, spec: q, pool: pool)
+            case .file(_, let m): model = try ModelPipeline.prepare(m, spec: nil, pool: pool)
+            }
             let conversion = (clock.now - t0).seconds
             if i == referenceIndex { referenceModel = model }
             let isReference = i == referenceIndex
@@ -141,6 +183,10 @@ public struct QuantEvaluation: Sendable {
                 }
             }
             nll[spec.name] = nlls
+            // Δp: the change in the probability of the id that came next.
+            let referenceNLL = nll[referenceName] ?? nlls
+            let dp = zip(nlls, referenceNLL).map { exp(-$0) - exp(-$1) }
+            perEntry[spec.name] = (kls, dp, agree)
 
             progress("\(spec.name): speed")
             var speeds: [ThroughputTest.Test: [Double]] = [:]
@@ -158,8 +204,10 @@ public struct QuantEvaluation: Sendable {
             let meanNLL = nlls.reduce(0, +) / count
             let nllSE = Statistics.standardDeviation(nlls) / count.squareRoot()
             let meanKL = kls.reduce(0, +) / Double(max(kls.count, 1))
+            var source: String?
+            if case .file(let path, _) = spec.source { source = path }
             settings[i] = EvalSetting(
-                name: spec.name, weightBytes: model.source.tensors.reduce(0) { $0 + $1.bytes },
+                source: source, name: spec.name, weightBytes: model.source.tensors.reduce(0) { $0 + $1.bytes },
                 bitsPerWeight: model.bitsPerWeight, formats: model.tensorFormatMix, conversionSeconds: conversion,
                 prefillTokensPerSecond: Estimate(speeds[.prompt] ?? []), decodeTokensPerSecond: Estimate(speeds[.generate] ?? []),
                 peakResidentBytes: memory.peakResidentBytes, allocatedBytes: memory.allocatedBytes, peakWasReset: peakReset,
@@ -185,6 +233,11 @@ public struct QuantEvaluation: Sendable {
             if let d = run0.pairedDifference(referenceName, result[j].name) {
                 result[j].deltaNLL = d.mean
                 result[j].deltaNLLStandardError = d.standardError
+            }
+            if let e = perEntry[result[j].name] {
+                result[j].vsReference = ReferenceStatistics(
+                    kl: e.kl, deltaP: e.dp, sameTop: e.same, deltaNLL: result[j].deltaNLL,
+                    deltaNLLStandardError: result[j].deltaNLLStandardError)
             }
         }
         var out = run0
@@ -257,6 +310,9 @@ public struct EvalResult: Codable, Sendable {
 
 /// One quantization setting's figures.
 public struct EvalSetting: Codable, Sendable {
+    /// The file compared (`eval --models`/`--reference`); nil for a setting made from the
+    /// base model by `--quants`.
+    public var source: String?
     public var name: String
     /// Bytes of the weights as converted at load (norms included): for settings made by
     /// --quant, the size a file in that format would hold for the weights.
@@ -287,8 +343,11 @@ public struct EvalSetting: Codable, Sendable {
     public var klStandardError: Double
     public var maxKL: Double
     public var top1Agreement: Double
+    /// llama-perplexity's KL-divergence statistics against the reference.
+    public var vsReference: ReferenceStatistics?
 
     enum CodingKeys: String, CodingKey {
+        case source, vsReference = "vs_reference"
         case name, weightBytes = "weight_bytes", bitsPerWeight = "bits_per_weight", formats, conversionSeconds = "conversion_s"
         case prefillTokensPerSecond = "prefill_tokens_per_s", decodeTokensPerSecond = "decode_tokens_per_s"
         case peakResidentBytes = "peak_rss_bytes", allocatedBytes = "tcmalloc_allocated_bytes", peakWasReset = "peak_was_reset"
@@ -327,6 +386,27 @@ extension EvalResult {
                 + String(format: "%+.5f ± %.5f", s.deltaNLL, s.deltaNLLStandardError) + " | "
                 + String(format: "%.2e ± %.1e", s.meanKL, s.klStandardError) + " | "
                 + String(format: "%.2f%%", s.top1Agreement * 100) + " |")
+        }
+        let compared = settings.filter { $0.name != reference && $0.vsReference != nil }
+        if !compared.isEmpty {
+            out.append("")
+            out.append("Against \(reference), as `llama-perplexity --kl-divergence` reports (± one standard error; Δp is the change in the probability of the id that came next):")
+            out.append("")
+            out.append("| setting | PPL ratio | mean KL | median KL | KL p99 | KL p99.9 | max KL | mean Δp | RMS Δp | Δp p1 | Δp p99 | same top |")
+            out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+            for s in compared {
+                guard let v = s.vsReference else { continue }
+                let k = v.klDivergence, d = v.deltaP
+                out.append("| \(s.name) | " + String(format: "%.4f ± %.4f", v.perplexityRatio, v.perplexityRatioStandardError)
+                    + String(format: " | %.2e ± %.1e | %.2e | %.2e | %.2e | %.2e", k.mean, k.standardError, k.median, k.p99, k.p999, k.maximum)
+                    + String(format: " | %+.3f%% ± %.3f%% | %.3f%% ± %.3f%% | %+.3f%% | %+.3f%%", 100 * d.mean, 100 * d.standardError, 100 * v.rmsDeltaP, 100 * v.rmsDeltaPStandardError, 100 * d.p01, 100 * d.p99)
+                    + String(format: " | %.2f%% ± %.2f%% |", 100 * v.sameTopP, 100 * v.sameTopPStandardError))
+            }
+        }
+        let files = settings.filter { $0.source != nil }
+        if !files.isEmpty {
+            out.append("")
+            for s in files where s.source != s.name { out.append("- `\(s.name)`: \(s.source ?? "")") }
         }
         if let r = settings.first(where: { $0.name == reference }) {
             out.append("")

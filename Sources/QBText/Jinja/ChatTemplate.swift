@@ -25,6 +25,8 @@ public struct ChatTemplateOptions: Sendable, Equatable {
     public var absentToolsAreNone: Bool
     /// What `strftime_now` formats; nil means the time of the render.
     public var now: Date?
+    /// The sandbox's limits on one render (see `JinjaTemplate.render`).
+    public var limits: JinjaLimits = .standard
 
     /// Options field by field; see the presets `llamaCpp` and `transformers`.
     public init(
@@ -127,13 +129,13 @@ public struct ChatTemplate: Sendable {
         let fold = options.foldSystemMessages && !supportsSystemRole
         let prepared = try prepareChecked(messages, foldSystem: fold, options: options)
         do {
-            return try template.render(context(prepared), now: now)
-        } catch let error as ChatTemplateError {
+            return try template.render(context(prepared), now: now, limits: options.limits)
+        } catch let error as ChatTemplateError where error.limit == nil {
             // A template can accept a system message in the probe yet reject this one
             // (e.g. not first): try once more with system text folded into user turns.
             guard options.foldSystemMessages, !fold, messages.contains(where: { $0.role == "system" }) else { throw error }
             let folded = try prepareChecked(messages, foldSystem: true, options: options)
-            guard let output = try? template.render(context(folded), now: now) else { throw error }
+            guard let output = try? template.render(context(folded), now: now, limits: options.limits) else { throw error }
             return output
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import QBSupport
 import QBFormats
 import QBJinja
 
@@ -24,7 +25,7 @@ extension ChatTemplate {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw ChatTemplateError.unreadable(path: path, reason: "\(error.localizedDescription)")
+            throw ChatTemplateError.unreadable(path: path, reason: "\(FoundationErrorText.reason(error))")
         }
         return try ChatTemplate(source: text, name: path)
     }
@@ -83,7 +84,7 @@ extension ChatTemplate {
             do {
                 data = try Data(contentsOf: json)
             } catch {
-                throw ChatTemplateError.unreadable(path: json.path, reason: error.localizedDescription)
+                throw ChatTemplateError.unreadable(path: json.path, reason: FoundationErrorText.reason(error))
             }
             guard case .object(let o) = try JinjaJSON.parse(data, source: json.path),
                 case .string(let text)? = o["chat_template"]

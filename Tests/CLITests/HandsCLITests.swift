@@ -1,0 +1,269 @@
+import Foundation
+import XCTest
+import QBTestSupport
+
+/// The binary as a new user meets it: set-up, a copied binary, llama-bench's flags,
+/// progress and interruption.
+final class DataBox: @unchecked Sendable { var data = Data() }
+
+/// The built `quantbench` run as a user runs it (shared by the tests of this file and
+/// SelfContainedOutputTests).
+enum QuantbenchCLI {
+    static var binary: URL {
+        var dir = Bundle.main.bundleURL
+        for _ in 0..<3 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("quantbench").path) {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir.appendingPathComponent("quantbench")
+    }
+
+    struct Run { let status: Int32; let reason: Process.TerminationReason; let stdout: String; let stderr: String }
+
+    static func run(
+        _ executable: URL, _ args: [String], cwd: URL? = nil, environment: [String: String] = [:]
+    ) throws -> Run {
+        let p = Process()
+        p.executableURL = executable
+        p.arguments = args
+        if let cwd { p.currentDirectoryURL = cwd }
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        p.environment = env
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        // Read both pipes at once so neither fills while the other is drained.
+        let box = DataBox(), group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { box.data = err.fileHandleForReading.readDataToEndOfFile() }
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        let e = box.data
+        p.waitUntilExit()
+        return Run(status: p.terminationStatus, reason: p.terminationReason,
+                   stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    static func quantbench(_ args: [String], cwd: URL? = nil, environment: [String: String] = [:]) throws -> Run {
+        try run(binary, args, cwd: cwd, environment: environment)
+    }
+
+}
+
+final class HandsCLITests: XCTestCase {
+    var binary: URL { QuantbenchCLI.binary }
+    typealias Run = QuantbenchCLI.Run
+
+    func run(_ executable: URL, _ args: [String], cwd: URL? = nil, environment: [String: String] = [:]) throws -> Run {
+        try QuantbenchCLI.run(executable, args, cwd: cwd, environment: environment)
+    }
+
+    func quantbench(_ args: [String], cwd: URL? = nil, environment: [String: String] = [:]) throws -> Run {
+        try QuantbenchCLI.run(binary, args, cwd: cwd, environment: environment)
+    }
+
+    var dir: URL!
+    override func setUpWithError() throws { dir = try Fixtures.temporaryDirectory("hands") }
+    override func tearDown() { if let dir { try? FileManager.default.removeItem(at: dir) } }
+
+    // MARK: - set-up
+
+    /// script/setup installs every system library Package.swift links (its apt providers).
+    func testSetupScriptCoversPackageSwiftProviders() throws {
+        let manifest = try String(contentsOf: Fixtures.repository.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var providers: Set<String> = []
+        var rest = manifest[...]
+        while let r = rest.range(of: ".apt([") {
+            let tail = rest[r.upperBound...]
+            guard let end = tail.firstIndex(of: "]") else { break }
+            for part in tail[..<end].split(separator: ",") {
+                providers.insert(part.trimmingCharacters(in: CharacterSet(charactersIn: "\" \n")))
+            }
+            rest = tail[end...]
+        }
+        XCTAssertFalse(providers.isEmpty)
+        let listed = try run(URL(fileURLWithPath: "/bin/bash"), [Fixtures.repository.appendingPathComponent("script/setup").path, "--list"])
+        XCTAssertEqual(listed.status, 0, listed.stderr)
+        let packages = Set(listed.stdout.split(separator: "\n").map(String.init))
+        XCTAssertTrue(providers.isSubset(of: packages), "script/setup lacks \(providers.subtracting(packages))")
+        XCTAssertTrue(packages.contains("pkg-config"))
+        let dry = try run(URL(fileURLWithPath: "/bin/bash"), [Fixtures.repository.appendingPathComponent("script/setup").path, "--dry-run"])
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+    }
+
+    // MARK: - a binary that stands alone
+
+    /// A copy of the binary in an empty folder, run from another empty folder, finds the
+    /// built-in suites and the chat smoke script.
+    func testCopiedBinaryRunsBuiltInSuiteFromAnyFolder() throws {
+        let bin = dir.appendingPathComponent("bin"), work = dir.appendingPathComponent("work")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let copy = bin.appendingPathComponent("quantbench")
+        try FileManager.default.copyItem(at: binary, to: copy)
+        let env = ["XDG_CACHE_HOME": dir.appendingPathComponent("cache").path]
+        let r = try run(
+            copy, ["bench", "--suite", "smoke", "--repetitions", "1", "--warmup", "0", "--no-db", "--out", "smoke.json"],
+            cwd: work, environment: env)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: work.appendingPathComponent("smoke.json").path), r.stderr)
+        XCTAssertTrue(r.stdout.contains("smoke"), r.stdout)
+        let chat = try run(copy, ["chat", "--smoke", "Prompts/chat-smoke.txt", "--max-tokens", "8"], cwd: work, environment: env)
+        XCTAssertEqual(chat.status, 0, chat.stderr + chat.stdout)
+    }
+
+    // MARK: - llama-bench's conventions
+
+    /// `-m a,b -t 1,2 -p 8 -n 4 -r 2 -o sql` sweeps the cross product; the SQL loads into
+    /// sqlite3 (Python's module) with llama-bench's fields; `-o md` is llama-bench's table.
+    func testBenchSweepsTheCrossProductAndWritesLlamaBenchSQL() throws {
+        let a = dir.appendingPathComponent("a"), b = dir.appendingPathComponent("b.gguf")
+        XCTAssertEqual(try quantbench(["make-model", "--preset", "tiny", "--seed", "1", "--out", a.path]).status, 0)
+        let made = try quantbench(["make-model", "--preset", "tiny", "--seed", "2", "--format", "gguf", "--dtype", "q8_0", "--out", b.path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let r = try quantbench(
+            ["bench", "-m", "\(a.path),\(b.path)", "-t", "1,2", "-p", "8", "-n", "4", "-r", "2", "--warmup", "0", "-o", "sql",
+             "--no-db", "--out", dir.appendingPathComponent("sweep.json").path], cwd: dir)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let sql = dir.appendingPathComponent("out.sql")
+        try r.stdout.write(to: sql, atomically: true, encoding: .utf8)
+        let script = """
+            import sqlite3, sys
+            db = sqlite3.connect(":memory:")
+            db.executescript(open(sys.argv[1]).read())
+            for row in db.execute("SELECT model_filename, n_threads, n_prompt, n_gen, avg_ts, stddev_ts, type_k FROM llama_bench ORDER BY rowid"):
+                print("|".join(str(v) for v in row))
+            """
+        let py = try run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, sql.path])
+        XCTAssertEqual(py.status, 0, py.stderr)
+        let rows = py.stdout.split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+        XCTAssertEqual(rows.count, 8, "2 models x 2 thread counts x 2 tests: \(py.stdout)")
+        XCTAssertEqual(rows.map { $0[1] }, ["1", "1", "2", "2", "1", "1", "2", "2"])
+        XCTAssertEqual(rows.map { $0[2] }, ["8", "0", "8", "0", "8", "0", "8", "0"])
+        XCTAssertTrue(rows.allSatisfy { (Double($0[4]) ?? 0) > 0 && $0[6] == "f16" }, py.stdout)
+        XCTAssertTrue(rows[0][0].hasSuffix("/a") && rows[4][0].hasSuffix("b.gguf"), py.stdout)
+        for i in 1...4 { XCTAssertTrue(FileManager.default.fileExists(atPath: dir.appendingPathComponent("sweep-\(i).json").path)) }
+
+        let md = try quantbench(["bench", "-m", b.path, "--kv-type", "f16,q8_0", "-p", "8", "-r", "1", "--warmup", "0", "--no-db",
+                                 "--out", dir.appendingPathComponent("md.json").path])
+        XCTAssertEqual(md.status, 0, md.stderr)
+        let lines = md.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 4, md.stdout)
+        XCTAssertEqual(lines.first?.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) },
+                       ["model", "size", "params", "backend", "threads", "type_k", "type_v", "test", "t/s"])
+        XCTAssertTrue(lines[3].contains("q8_0"), md.stdout)
+
+        let bad = try quantbench(["bench", "-p", "8", "-o", "xml"])
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.stderr.contains("-o/--output"), bad.stderr)
+    }
+
+    /// `generate -m M -p TEXT -n N -s SEED --temp T -t 1` as llama.cpp spells them, and its
+    /// JSON uses bench's key names.
+    func testGenerateShortFlagsAndBenchKeyNames() throws {
+        let r = try quantbench(["generate", "-p", "The", "-n", "4", "-s", "7", "--temp", "0.8", "-t", "1", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let doc = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let timings = try XCTUnwrap(doc["timings"] as? [String: Any])
+        for key in ["prefill_s", "decode_s", "decode_tokens_per_s", "token_timestamps_s"] { XCTAssertNotNil(timings[key], key) }
+        XCTAssertNil(timings["decode_tokens_per_second"])
+        XCTAssertEqual(doc["generated_tokens"] as? Int, 4)
+        XCTAssertEqual(doc["threads"] as? Int, 1)
+    }
+
+    // MARK: - progress and interruption
+
+    /// SIGINT or SIGTERM at seeded random moments of `make-model` (a 0.5B preset to GGUF
+    /// and to a Hugging Face folder): exit status 130 and nothing left in the folder, no
+    /// partial file, no hidden temporary folder.
+    func testInterruptedMakeModelLeavesNothingAndExits130() throws {
+        var rng = SeededGenerator(for: "HandsCLITests.testInterruptedMakeModelLeavesNothingAndExits130")
+        let plans: [(format: String, out: String, signal: Int32)] = [
+            ("gguf", "m.gguf", SIGINT), ("gguf", "m.gguf", SIGTERM), ("safetensors", "hf", SIGINT),
+        ]
+        for plan in plans {
+            let work = dir.appendingPathComponent("run-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            let delay = Double.random(in: 0.3...12, using: &rng)
+            print("signal \(plan.signal) after \(String(format: "%.2f", delay)) s of make-model --format \(plan.format)")
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = ["make-model", "--preset", "qwen2.5-0.5b", "--format", plan.format, "--dtype", plan.format == "gguf" ? "q4_0" : "f16",
+                           "--out", work.appendingPathComponent(plan.out).path]
+            p.currentDirectoryURL = work
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let box = DataBox(), group = DispatchGroup()
+            DispatchQueue.global().async(group: group) { box.data = err.fileHandleForReading.readDataToEndOfFile() }
+            Thread.sleep(forTimeInterval: delay)
+            let finishedFirst = !p.isRunning
+            kill(p.processIdentifier, plan.signal)
+            p.waitUntilExit()
+            group.wait()
+            let stderr = String(decoding: box.data, as: UTF8.self)
+            if finishedFirst { continue }  // too late to interrupt; nothing to check
+            XCTAssertEqual(p.terminationReason, .exit, stderr)
+            XCTAssertEqual(p.terminationStatus, 130, stderr)
+            let left = try FileManager.default.contentsOfDirectory(atPath: work.path)
+            XCTAssertEqual(left, [], "left behind after \(delay) s: \(left)\n\(stderr)")
+            XCTAssertTrue(stderr.contains("interrupted"), stderr)
+        }
+    }
+
+    /// Not on a terminal, long work prints plain progress lines with its size.
+    func testMakeModelPrintsProgressLines() throws {
+        let r = try quantbench(["make-model", "--preset", "qwen2.5-0.5b", "--format", "gguf", "--dtype", "q4_0",
+                                "--out", dir.appendingPathComponent("p.gguf").path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("writing model.safetensors ("), r.stderr)
+        XCTAssertTrue(r.stderr.contains("writing p.gguf ("), r.stderr)
+        XCTAssertTrue(r.stderr.contains("%), "), "a periodic line with a share done: \(r.stderr)")
+        XCTAssertFalse(r.stderr.contains(".tmp-"), r.stderr)
+    }
+
+    // MARK: - eval compares files
+
+    /// `eval --models a.gguf,b/ --reference ref.gguf`: files quantized elsewhere in one
+    /// table against one reference, with llama-perplexity's KL statistics.
+    func testEvalComparesFilesAgainstAReference() throws {
+        let hf = dir.appendingPathComponent("hf"), ref = dir.appendingPathComponent("ref.gguf")
+        let q8 = dir.appendingPathComponent("q8.gguf"), mlx = dir.appendingPathComponent("mlx4")
+        XCTAssertEqual(try quantbench(["make-model", "--preset", "tiny", "--seed", "9", "--out", hf.path]).status, 0)
+        for (q, out) in [("f32", ref), ("q8_0", q8), ("mlx-q4-g64", mlx)] {
+            let r = try quantbench(["quantize", "-m", hf.path, "--quant", q, "--out", out.path])
+            XCTAssertEqual(r.status, 0, r.stderr)
+        }
+        let text = dir.appendingPathComponent("text.txt")
+        try String(repeating: "Once upon a time there was a little robot who liked to count numbers 1 2 3. ", count: 30)
+            .write(to: text, atomically: true, encoding: .utf8)
+        let json = dir.appendingPathComponent("eval.json")
+        let r = try quantbench(["eval", "--models", "\(q8.path),\(mlx.path)", "--reference", ref.path, "--text", text.path,
+                                "--ctx", "64", "--repetitions", "1", "--no-db", "--out", json.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("| setting | PPL ratio | mean KL | median KL |"), r.stdout)
+        let doc = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any])
+        XCTAssertEqual(doc["reference"] as? String, "ref.gguf")
+        let settings = try XCTUnwrap(doc["settings"] as? [[String: Any]])
+        XCTAssertEqual(settings.map { $0["name"] as? String }, ["ref.gguf", "q8.gguf", "mlx4"])
+        for s in settings.dropFirst() {
+            let v = try XCTUnwrap(s["vs_reference"] as? [String: Any], "\(s)")
+            let kl = try XCTUnwrap(v["kl_divergence"] as? [String: Any])
+            for key in ["mean", "se", "median", "p99", "p99.9", "max"] { XCTAssertNotNil(kl[key] as? Double, key) }
+            for key in ["rms_delta_p", "rms_delta_p_se", "same_top_p", "same_top_p_se", "ppl_ratio", "ppl_ratio_se"] {
+                XCTAssertNotNil(v[key] as? Double, key)
+            }
+            XCTAssertGreaterThan(kl["mean"] as? Double ?? 0, 0)
+            XCTAssertNotNil(s["source"] as? String)
+        }
+        let svg = try String(contentsOf: dir.appendingPathComponent("eval.svg"), encoding: .utf8)
+        XCTAssertTrue(svg.contains("bits per weight"), "the chart's x axis")
+        // A file with another vocabulary (stories260K's 512 ids) is refused, naming it.
+        guard let other = try? Fixtures.path("stories260k/stories260K.bin") else { return }
+        let bad = try quantbench(["eval", "--models", other, "--reference", ref.path, "--text", text.path, "--no-db",
+                                  "--out", dir.appendingPathComponent("bad.json").path])
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.stderr.contains(other), bad.stderr)
+    }
+}
