@@ -16,7 +16,7 @@ import XCTest
 ///   Llama 3; "coreml-projects/Llama-2-7b-chat-coreml" → the Llama 2 trio (others: no vocabulary)
 /// - llama_3.2_encoded.json → Llama 3; llama_encoded.json → Llama 2 (gemma_encoded: no vocabulary)
 /// - multilingual_baseline_tinyllama.json (TinyLlama uses the Llama 2 tokenizer) → Llama 2
-///   (the Qwen2.5 baseline: no vocabulary)
+///   (the Qwen2.5 baseline runs in QwenGGUFTokenizerTests, on llama.cpp's Qwen2 vocabulary)
 /// - llama3-tokenizer/test_vectors_llama_models.json → Llama 3
 final class ExactnessTests: XCTestCase {
     struct Row {
