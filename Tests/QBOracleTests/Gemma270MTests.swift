@@ -79,6 +79,55 @@ final class Gemma270MTests: XCTestCase {
         }
     }
 
+    /// The f32 model of the file's dequantized weights (`--quant f32`) against llama.cpp
+    /// running the same weights as an F32 GGUF (`llama-quantize --allow-requantize FILE OUT
+    /// F32`), so that neither side's quantized arithmetic is in the way: all 32 greedy tokens
+    /// of each prompt equal. (The Q4_K_M texts above part at near-ties; this is what says
+    /// those partings are rounding in the two quantized paths, not a misread model.)
+    func testF32GreedyTextEqualsLlamaCppOnTheF32File() throws {
+        let path = try requireModel()
+        guard let bin = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !bin.isEmpty else {
+            throw XCTSkip("QB_LLAMA_CPP_BIN is not set (llama.cpp's bin folder with llama-quantize and llama-completion)")
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-gemma270m-f32-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let f32 = dir.appendingPathComponent("gemma-3-270m-f32.gguf").path
+        func tool(_ name: String, _ args: [String]) throws -> String {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: bin).appendingPathComponent(name)
+            p.arguments = args
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationStatus, 0, "\(name) \(args)")
+            return String(decoding: data, as: UTF8.self)
+        }
+        _ = try tool("llama-quantize", ["--allow-requantize", path, f32, "F32", "2"])
+        let pool = ThreadPool(threads: 2)
+        let prepared = try ModelPipeline.load(ModelLoadOptions(modelPath: path, quant: "f32"), pool: pool)
+        let model = prepared.model, tokenizer = prepared.tokenizer
+        for (prompt, _) in Self.continuations {
+            let ids = tokenizer.encode(prompt, addSpecialTokens: true, parseSpecialTokens: false)
+            let state = model.makeState(contextLength: ids.count + 32, pool: pool, kvType: prepared.kvType)
+            var logits = try model.forward(ids, state: state)
+            var generated: [Int32] = []
+            for _ in 0..<32 {
+                let next = Int32(logits.indices.max { logits[$0] < logits[$1] } ?? 0)
+                generated.append(next)
+                logits = try model.forward([next], state: state)
+            }
+            let ours = tokenizer.decode(generated)
+            var theirs = try tool("llama-completion", ["-m", f32, "-p", prompt, "-n", "32", "--temp", "0", "-no-cnv", "-t", "2", "--no-display-prompt"])
+            // llama-completion ends its output with a blank line after the 32 tokens.
+            if theirs.hasSuffix("\n\n") { theirs.removeLast(2) }
+            XCTAssertEqual(ours, theirs, "greedy continuation of \(prompt.debugDescription), f32 on both sides")
+        }
+    }
+
     /// Token ids of fixture texts equal llama.cpp's (`llama-tokenize -m FILE -p TEXT --ids
     /// --log-disable`): SentencePiece by scores, no space prefix, byte fallback, BOS added.
     /// Fixed ids for three texts always; lines of tinyshakespeare against the live
