@@ -94,7 +94,9 @@ public enum GGUFModel {
         let infos = gguf.tensors.map {
             TensorInfo(name: $0.name, dtype: $0.typeName, shape: Array($0.dims.reversed()), bytes: $0.range.count)
         }
-        let source = ModelSource(format: .gguf, path: path, tensors: infos, directory: nil)
+        let source = ModelSource(
+            format: .gguf, path: path, tensors: infos, directory: nil,
+            fileType: gguf.metadata["general.file_type"]?.int.map(GGUFFileType.name))
         return try architecture.makeModel(ModelParts(
             config: config, rope: rope, weights: weights, source: source,
             stopTokens: stops.map { Int32(truncatingIfNeeded: $0) }, bosToken: bos.map { Int32(truncatingIfNeeded: $0) }))

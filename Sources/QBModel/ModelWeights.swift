@@ -153,13 +153,17 @@ public struct ModelSource: Sendable {
     public let directory: String?
     /// The `--quant` setting applied at load, if any.
     public let quantization: String?
+    /// What the file says its type is, as llama.cpp names it (a GGUF file's
+    /// `general.file_type`, e.g. "Q4_K - Medium"); nil when the file does not say.
+    public let fileType: String?
 
-    public init(format: Format, path: String, tensors: [TensorInfo], directory: String?, quantization: String? = nil) {
+    public init(format: Format, path: String, tensors: [TensorInfo], directory: String?, quantization: String? = nil, fileType: String? = nil) {
         self.format = format
         self.path = path
         self.tensors = tensors
         self.directory = directory
         self.quantization = quantization
+        self.fileType = fileType
     }
 }
 

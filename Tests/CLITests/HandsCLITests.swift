@@ -268,6 +268,25 @@ final class HandsCLITests: XCTestCase {
         }
         let svg = try String(contentsOf: dir.appendingPathComponent("eval.svg"), encoding: .utf8)
         XCTAssertTrue(svg.contains("bits per weight"), "the chart's x axis")
+        // The files scored on llama-perplexity's windows (the merge of the two eval
+        // reworks): 2 chunks of 64, each scoring positions 32..62.
+        let lpJSON = dir.appendingPathComponent("eval-lp.json")
+        let lp = try quantbench(["eval", "--models", q8.path, "--reference", ref.path, "--text", text.path, "--windows", "llama-perplexity",
+                                 "--chunks", "2", "--ctx", "64", "--repetitions", "1", "--no-db", "--out", lpJSON.path])
+        XCTAssertEqual(lp.status, 0, lp.stderr)
+        let lpDoc = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: lpJSON)) as? [String: Any])
+        let window = try XCTUnwrap(lpDoc["window"] as? [String: Any])
+        XCTAssertEqual(window["mode"] as? String, "llama-perplexity")
+        XCTAssertEqual(window["predicted_tokens"] as? Int, 2 * (64 / 2 - 1))
+        let lpSettings = try XCTUnwrap(lpDoc["settings"] as? [[String: Any]])
+        XCTAssertEqual(lpSettings.map { $0["name"] as? String }, ["ref.gguf", "q8.gguf"])
+        XCTAssertNotNil(lpSettings.last?["vs_reference"] as? [String: Any])
+        XCTAssertTrue(lp.stdout.contains("PPL = "), "llama-perplexity's final line per entry")
+        // --kl-base compares one model with llama.cpp's logits; the file comparison's options
+        // are refused rather than ignored.
+        let mixed = try quantbench(["eval", "--kl-base", ref.path, "--models", q8.path, "--no-db"])
+        XCTAssertNotEqual(mixed.status, 0)
+        XCTAssertTrue(mixed.stderr.contains("--kl-base"), mixed.stderr)
         // A file with another vocabulary (stories260K's 512 ids) is refused, naming it.
         guard let other = try? Fixtures.path("stories260k/stories260K.bin") else { return }
         let bad = try quantbench(["eval", "--models", other, "--reference", ref.path, "--text", text.path, "--no-db",

