@@ -3,17 +3,9 @@ import QBTestSupport
 @testable import QBKernels
 
 /// Each optimized kernel against its plain reference on fresh random inputs (seeded per test, the seed printed).
-final class KernelTests: XCTestCase {
+final class KernelTests: XCTestCase, SeededKernelTestCase {
     lazy var rng = SeededGenerator(for: name)
 
-    /// The test's body once per kernel set this CPU runs (`forEachKernelSet`), each pass
-    /// drawing the same inputs from the test's seed.
-    func onEveryKernelSet(_ body: () throws -> Void) rethrows {
-        try forEachKernelSet(name) { _ in
-            rng.restart()
-            try body()
-        }
-    }
 
     func randoms(_ n: Int, scale: Float = 1) -> [Float] {
         (0..<n).map { _ in Float.random(in: -scale...scale, using: &rng) }

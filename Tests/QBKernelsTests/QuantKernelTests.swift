@@ -4,17 +4,9 @@ import QBTestSupport
 import CQBKernels
 
 /// The quantized kernels against their references on fresh random inputs (seeded per test, the seed printed).
-final class QuantKernelTests: XCTestCase {
+final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
     lazy var rng = SeededGenerator(for: name)
 
-    /// The test's body once per kernel set this CPU runs (`forEachKernelSet`), each pass
-    /// drawing the same inputs from the test's seed.
-    func onEveryKernelSet(_ body: () throws -> Void) rethrows {
-        try forEachKernelSet(name) { _ in
-            rng.restart()
-            try body()
-        }
-    }
     func randoms(_ n: Int, scale: Float = 1) -> [Float] { (0..<n).map { _ in Float.random(in: -scale...scale, using: &rng) } }
 
     func relativeError(_ a: [Float], _ b: [Float]) -> Float {

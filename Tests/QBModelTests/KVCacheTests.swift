@@ -6,17 +6,9 @@ import QBKernels
 
 /// Attention over each cache type against the reference attention over the values the
 /// cache actually holds (its rows widened back to f32).
-final class KVCacheTests: XCTestCase {
+final class KVCacheTests: XCTestCase, SeededKernelTestCase {
     lazy var rng = SeededGenerator(for: "KVCacheTests")
 
-    /// The test's body once per kernel set this CPU runs (`forEachKernelSet`), each pass
-    /// drawing the same inputs from the test's seed.
-    func onEveryKernelSet(_ body: () throws -> Void) rethrows {
-        try forEachKernelSet(name) { _ in
-            rng.restart()
-            try body()
-        }
-    }
 
     /// A one-head cache of `type` holding `n` random positions, and the keys and values it
     /// actually holds, widened back to f32 through the same formats' dequantizers.

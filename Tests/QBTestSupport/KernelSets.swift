@@ -1,5 +1,6 @@
 import Foundation
 import QBKernels
+import XCTest
 
 /// Runs `body` once per kernel set this CPU runs, lowest first, with that set active and its
 /// name printed, then puts back the set that was active before. One binary carries every
@@ -26,4 +27,20 @@ extension SeededGenerator {
     /// Back to the start of the stream: each kernel set's pass of a test draws the same
     /// inputs, so a failure on one set replays with that set alone.
     public mutating func restart() { self = SeededGenerator(seed: seed) }
+}
+
+/// A test case that draws its inputs from one seeded stream, `rng`.
+public protocol SeededKernelTestCase: XCTestCase {
+    var rng: SeededGenerator { get set }
+}
+
+extension SeededKernelTestCase {
+    /// The test's body once per kernel set this CPU runs (`forEachKernelSet`), each pass
+    /// drawing the same inputs from the test's seed.
+    public func onEveryKernelSet(_ body: () throws -> Void) rethrows {
+        try forEachKernelSet(name) { _ in
+            rng.restart()
+            try body()
+        }
+    }
 }
