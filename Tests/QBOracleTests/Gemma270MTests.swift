@@ -3,6 +3,7 @@ import XCTest
 import QBKernels
 import QBModel
 import QBRunner
+import QBTestSupport
 import QBText
 
 /// Google's Gemma 3 270M, the real trained model, as llama.cpp quantized it (Q4_K_M: Q8_0
@@ -94,17 +95,9 @@ final class Gemma270MTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: dir) }
         let f32 = dir.appendingPathComponent("gemma-3-270m-f32.gguf").path
         func tool(_ name: String, _ args: [String]) throws -> String {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: bin).appendingPathComponent(name)
-            p.arguments = args
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            XCTAssertEqual(p.terminationStatus, 0, "\(name) \(args)")
-            return String(decoding: data, as: UTF8.self)
+            let r = try runLlamaCppTool(URL(fileURLWithPath: bin).appendingPathComponent(name), args)
+            XCTAssertEqual(r.status, 0, "\(name) \(args)")
+            return r.stdout
         }
         _ = try tool("llama-quantize", ["--allow-requantize", path, f32, "F32", "2"])
         let pool = ThreadPool(threads: 2)
@@ -163,17 +156,9 @@ final class Gemma270MTests: XCTestCase {
         texts.append(lines.prefix(40).joined(separator: "\n"))
         texts.append(lines.dropFirst(20000).prefix(25).joined(separator: "\n"))
         for text in texts {
-            let p = Process()
-            p.executableURL = tool
-            p.arguments = ["-m", path, "-p", text, "--ids", "--log-disable"]
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            XCTAssertEqual(p.terminationStatus, 0)
-            let printed = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let r = try runLlamaCppTool(tool, ["-m", path, "-p", text, "--ids", "--log-disable"])
+            XCTAssertEqual(r.status, 0)
+            let printed = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let theirs = printed.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
                 .split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
             let ours = tokenizer.encode(text, addSpecialTokens: true, parseSpecialTokens: false).map { Int($0) }

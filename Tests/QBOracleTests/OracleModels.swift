@@ -103,18 +103,9 @@ extension XCTestCase {
             ids += generated
             let ours = ggufTokenizer.decode(generated)
 
-            let p = Process()
-            p.executableURL = simple
-            p.arguments = ["-m", url.path, "-n", String(n), prompt]
-            let out = Pipe()
-            p.standardOutput = out
-            // Not a pipe nobody reads: llama.cpp logs enough to fill one and block.
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            XCTAssertEqual(p.terminationStatus, 0)
-            let theirs = String(decoding: data, as: UTF8.self)
+            let r = try runLlamaCppTool(simple, ["-m", url.path, "-n", String(n), prompt])
+            XCTAssertEqual(r.status, 0)
+            let theirs = r.stdout
             XCTAssertTrue(theirs.contains(ours), "\(preset.rawValue): llama.cpp wrote \(theirs.debugDescription), we \(ours.debugDescription)")
         }
     }

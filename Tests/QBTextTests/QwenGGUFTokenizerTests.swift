@@ -111,17 +111,9 @@ final class QwenGGUFTokenizerTests: XCTestCase {
             // llama-tokenize refuses a prompt of whitespace alone.
             if text.allSatisfy(\.isWhitespace) { text = "x" + text }
             try Data(text.utf8).write(to: file)
-            let p = Process()
-            p.executableURL = tool
-            p.arguments = ["-m", url.path, "-f", file.path, "--ids", "--log-disable"]
-            let pipe = Pipe()
-            p.standardOutput = pipe
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            XCTAssertEqual(p.terminationStatus, 0, "llama-tokenize on \(text.debugDescription)")
-            let last = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+            let r = try runLlamaCppTool(tool, ["-m", url.path, "-f", file.path, "--ids", "--log-disable"])
+            XCTAssertEqual(r.status, 0, "llama-tokenize on \(text.debugDescription)")
+            let last = r.stdout.split(separator: "\n").last.map(String.init) ?? ""
             let theirs = last.trimmingCharacters(in: CharacterSet(charactersIn: "[] \r"))
                 .split(separator: ",").compactMap { TokenID($0.trimmingCharacters(in: .whitespaces)) }
             let ours = tok.encode(text, addSpecialTokens: true, parseSpecialTokens: true)
