@@ -368,5 +368,17 @@ final class Gemma270MTests: XCTestCase {
         XCTAssertEqual(100 * s.sameTopPStandardError, top[1], accuracy: 0.05)
         XCTAssertEqual(s.perplexityRatio, ratio[0], accuracy: 2e-3)
         XCTAssertEqual(s.perplexityRatioStandardError, ratio[1], accuracy: 2e-3)
+        // The report's lines are llama-perplexity's: every label of ours is one of its lines.
+        let report = kld.report
+        for line in report.split(separator: "\n") {
+            let label = line.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+            XCTAssertTrue(printed.split(separator: "\n").contains { $0.hasPrefix(label) }, "\(label) is not a line llama-perplexity prints")
+        }
+        let diff = try theirs("Mean PPL(Q)-PPL(base)         :")
+        let ours = try XCTUnwrap(report.split(separator: "\n").first { $0.hasPrefix("Mean PPL(Q)-PPL(base)") })
+        let oursDiff = (ours.split(separator: ":", maxSplits: 1).last ?? "").split(whereSeparator: { " ±".contains($0) }).compactMap { Double($0) }
+        XCTAssertEqual(oursDiff.count, 2)
+        XCTAssertEqual(oursDiff.first ?? 0, diff[0], accuracy: 0.05)
+        XCTAssertEqual(oursDiff.last ?? 0, diff[1], accuracy: 0.02)
     }
 }

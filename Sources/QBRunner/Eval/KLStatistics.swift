@@ -123,6 +123,12 @@ public struct LlamaKLDivergence: Sendable, Codable {
         line(String(format: "Cor(ln(PPL(Q)), ln(PPL(base))): %6.2f%%", 100 * cov / (l.ours.uncertainty * l.base.uncertainty)))
         line(String(format: "Mean ln(PPL(Q)/PPL(base))     : %10.6f ± %10.6f", ratio.value, ratio.uncertainty))
         line(String(format: "Mean PPL(Q)/PPL(base)         : %10.6f ± %10.6f", s.perplexityRatio, s.perplexityRatioStandardError))
+        // The difference's error by the delta method, with the covariance of the two
+        // perplexities ppl·ppl_base·cov, as perplexity.cpp (radicand floored at 0 as above).
+        let ppl = exp(l.ours.value), pplBase = exp(l.base.value)
+        let pplUnc = ppl * l.ours.uncertainty, pplBaseUnc = pplBase * l.base.uncertainty
+        let diffVar = pplUnc * pplUnc + pplBaseUnc * pplBaseUnc - 2 * ppl * pplBase * cov
+        line(String(format: "Mean PPL(Q)-PPL(base)         : %10.6f ± %10.6f", ppl - pplBase, max(diffVar, 0).squareRoot()))
         line("")
         line("====== KL divergence statistics ======")
         let k = s.klDivergence
