@@ -240,4 +240,130 @@ final class Gemma270MTests: XCTestCase {
         XCTAssertLessThanOrEqual(kld.meanKL.value, 1e-2)
         XCTAssertGreaterThanOrEqual(kld.sameTopFraction, 0.9)
     }
+
+    /// The statistics end to end against llama-perplexity's printed ones on nearly the same
+    /// logits: Q = this file requantized to Q4_0 by llama-quantize, base = this file, one
+    /// chunk of 512 of tinyshakespeare. llama-perplexity scores Q's own f32 logits against
+    /// the base's file; we take Q's logits from the file `--kl-divergence-base` writes for Q
+    /// (log-probabilities in uint16 steps of at most 16/65535 nats, clamped 16 nats below
+    /// the top; see the loop) and run them through `LlamaKLDivergence`. The tolerances are
+    /// what that rounding leaves, so this checks the whole path (reading, per-position
+    /// figures, aggregation, report labels) to about 1%; the exact forms of the median,
+    /// percentiles and errors are checked by KLStatisticsTests.
+    func testKLStatisticsMatchLlamaPerplexityOnItsOwnLogProbabilities() throws {
+        let path = try requireModel()
+        guard let bin = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !bin.isEmpty else {
+            throw XCTSkip("QB_LLAMA_CPP_BIN is not set: no llama-perplexity to compare with")
+        }
+        let binURL = URL(fileURLWithPath: bin)
+        for tool in ["llama-perplexity", "llama-quantize"] where !FileManager.default.isExecutableFile(atPath: binURL.appendingPathComponent(tool).path) {
+            throw XCTSkip("\(binURL.appendingPathComponent(tool).path) is not an executable")
+        }
+        let text = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../shared/fixtures/eval-text/tinyshakespeare.txt").standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: text) else { throw XCTSkip("\(text) is absent") }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-klstats-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func run(_ tool: String, _ arguments: [String]) throws -> String {
+            let log = dir.appendingPathComponent("\(tool)-\(UUID().uuidString).log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: log)
+            let p = Process()
+            p.executableURL = binURL.appendingPathComponent(tool)
+            p.arguments = arguments
+            p.standardOutput = handle
+            p.standardError = handle
+            try p.run()
+            p.waitUntilExit()
+            try handle.close()
+            let out = try String(contentsOf: log, encoding: .utf8)
+            XCTAssertEqual(p.terminationStatus, 0, "\(tool) \(arguments): \(out.suffix(2000))")
+            return out
+        }
+        let q = dir.appendingPathComponent("q4_0.gguf").path
+        let baseFile = dir.appendingPathComponent("base.kld").path, qFile = dir.appendingPathComponent("q.kld").path
+        _ = try run("llama-quantize", ["--allow-requantize", path, q, "Q4_0", "2"])
+        let common = ["-c", "512", "--chunks", "1", "-t", "2"]
+        _ = try run("llama-perplexity", ["-m", path, "-f", text, "--kl-divergence-base", baseFile] + common)
+        _ = try run("llama-perplexity", ["-m", q, "-f", text, "--kl-divergence-base", qFile] + common)
+        let printed = try run("llama-perplexity", ["-m", q, "--kl-divergence-base", baseFile, "--kl-divergence"] + common)
+        /// The numbers after the colon of the line llama-perplexity starts with `label`.
+        func theirs(_ label: String) throws -> [Double] {
+            let line = try XCTUnwrap(printed.split(separator: "\n").first { $0.hasPrefix(label) }, "no \(label) line in llama-perplexity's output")
+            let after = line.split(separator: ":", maxSplits: 1).last ?? ""
+            return after.split(whereSeparator: { " ±%".contains($0) }).compactMap { Double($0) }
+        }
+
+        let base = try LlamaLogitsFile(path: baseFile), qRows = try LlamaLogitsFile(path: qFile)
+        XCTAssertEqual(base.tokens, qRows.tokens, "both runs cut the text alike")
+        var kld = LlamaKLDivergence()
+        var logits = [Float](repeating: 0, count: base.vocab)
+        for r in 0..<base.rowsPerChunk {
+            // Q's log-probabilities as logits (the KL and Δp are shift-invariant). q = 0 is
+            // the floor 16 nats below the top, where llama.cpp clamps everything lower: left
+            // there, the ~260k floored ids would add about 0.03 of probability mass, so those
+            // the KL leaves out anyway (base log p ≤ −16) are put far below it; the few the
+            // KL counts keep the floor (a lower bound on their true log-probability).
+            qRows.withRow(chunk: 0, row: r) { scale, minLogProb, q in
+                base.withRow(chunk: 0, row: r) { bScale, bMin, b in
+                    for i in 0..<q.count {
+                        let counted = bScale * Float(b[i]) + bMin > -16
+                        logits[i] = q[i] == 0 && !counted ? minLogProb - 100 : scale * Float(q[i]) + minLogProb
+                    }
+                }
+            }
+            let token = Int(base.tokens[base.context / 2 + r + 1])
+            logits.withUnsafeBufferPointer { l in
+                base.withRow(chunk: 0, row: r) { scale, minLogProb, b in kld.add(logits: l, scale: scale, minLogProb: minLogProb, base: b, token: token) }
+            }
+        }
+        print(kld.report)
+        let s = kld.statistics
+        XCTAssertEqual(s.positions, 255)
+        let k = s.klDivergence, d = s.deltaP
+        let klRows: [(String, Double)] = [
+            ("Mean    KLD:", k.mean), ("Maximum KLD:", k.maximum), ("99.9%   KLD:", k.p999), ("99.0%   KLD:", k.p99),
+            ("95.0%   KLD:", k.p95), ("90.0%   KLD:", k.p90), ("Median  KLD:", k.median), ("10.0%   KLD:", k.p10),
+            (" 5.0%   KLD:", k.p05), (" 1.0%   KLD:", k.p01), (" 0.1%   KLD:", k.p001), ("Minimum KLD:", k.minimum),
+        ]
+        for (label, ours) in klRows {
+            // The floored ids make ours a slight underestimate: measured 0.1–3% low (most
+            // 0.5%), at most 1.6e-3 nats.
+            let t = try XCTUnwrap(theirs(label).first)
+            XCTAssertEqual(ours, t, accuracy: 3e-4 + 0.015 * abs(t), label)
+        }
+        XCTAssertEqual(k.standardError, try XCTUnwrap(theirs("Mean    KLD:").last), accuracy: 5e-5)
+        let dpRows: [(String, Double)] = [
+            ("Mean    Δp:", d.mean), ("Maximum Δp:", d.maximum), ("99.9%   Δp:", d.p999), ("99.0%   Δp:", d.p99),
+            ("95.0%   Δp:", d.p95), ("90.0%   Δp:", d.p90), ("Median  Δp:", d.median), ("10.0%   Δp:", d.p10),
+            (" 5.0%   Δp:", d.p05), (" 1.0%   Δp:", d.p01), (" 0.1%   Δp:", d.p001), ("Minimum Δp:", d.minimum),
+            ("75.0%   Δp:", Double(LlamaKLDivergence.percentile(kld.pDiffValues.sorted(), 0.75))),
+            ("25.0%   Δp:", Double(LlamaKLDivergence.percentile(kld.pDiffValues.sorted(), 0.25))),
+        ]
+        for (label, ours) in dpRows {
+            let t = try theirs(label)
+            XCTAssertEqual(100 * ours, try XCTUnwrap(t.first), accuracy: 0.1, label)
+        }
+        let rms = try theirs("RMS Δp    :"), top = try theirs("Same top p:"), ratio = try theirs("Mean PPL(Q)/PPL(base)         :")
+        XCTAssertEqual(100 * s.rmsDeltaP, rms[0], accuracy: 0.02)
+        XCTAssertEqual(100 * s.rmsDeltaPStandardError, rms[1], accuracy: 0.005)
+        // A near-tie between Q's first two ids can fall either way after the uint16 rounding.
+        XCTAssertEqual(100 * s.sameTopP, top[0], accuracy: 100 * 2.5 / 255)
+        XCTAssertEqual(100 * s.sameTopPStandardError, top[1], accuracy: 0.05)
+        XCTAssertEqual(s.perplexityRatio, ratio[0], accuracy: 2e-3)
+        XCTAssertEqual(s.perplexityRatioStandardError, ratio[1], accuracy: 2e-3)
+        // The report's lines are llama-perplexity's: every label of ours is one of its lines.
+        let report = kld.report
+        for line in report.split(separator: "\n") {
+            let label = line.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+            XCTAssertTrue(printed.split(separator: "\n").contains { $0.hasPrefix(label) }, "\(label) is not a line llama-perplexity prints")
+        }
+        let diff = try theirs("Mean PPL(Q)-PPL(base)         :")
+        let ours = try XCTUnwrap(report.split(separator: "\n").first { $0.hasPrefix("Mean PPL(Q)-PPL(base)") })
+        let oursDiff = (ours.split(separator: ":", maxSplits: 1).last ?? "").split(whereSeparator: { " ±".contains($0) }).compactMap { Double($0) }
+        XCTAssertEqual(oursDiff.count, 2)
+        XCTAssertEqual(oursDiff.first ?? 0, diff[0], accuracy: 0.05)
+        XCTAssertEqual(oursDiff.last ?? 0, diff[1], accuracy: 0.02)
+    }
 }

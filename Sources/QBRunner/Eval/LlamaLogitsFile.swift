@@ -77,21 +77,12 @@ public final class LlamaLogitsFile: Sendable {
     }
 }
 
-/// llama-perplexity's `--kl-divergence` statistics of a model's logits against a base file
-/// (`LlamaLogitsFile`), computed as perplexity.cpp computes them (f32 where it uses f32,
-/// sums in f64), over the same chunks and positions.
-public struct LlamaKLDivergence: Sendable, Codable {
-    public var count = 0
-    var sumNLL = 0.0, sumNLL2 = 0.0, sumNLLBase = 0.0, sumNLLBase2 = 0.0, sumNLLNLLBase = 0.0
-    var sumKLD = 0.0, sumKLD2 = 0.0, sumPDiff = 0.0, sumPDiff2 = 0.0, sumPDiff4 = 0.0
-    public var maxPDiff: Float = 0
-    public var sameTop = 0
-    public var klValues: [Float] = []
-    public var pDiffValues: [Float] = []
-
-    public init() {}
-
-    /// perplexity.cpp's `log_softmax(n_vocab, logits, base_log_prob, tok, kld)`.
+/// The per-position figures of `llama-perplexity --kl-divergence` from a model's logits and
+/// a base file's row, computed as perplexity.cpp's `log_softmax(n_vocab, logits,
+/// base_log_prob, tok, kld)` computes them (f32 where it uses f32, the softmax sum in f64,
+/// base log-probabilities below −16 left out of the KL); the statistics over positions are
+/// `LlamaKLDivergence`'s, shared with `eval --models/--reference`.
+extension LlamaKLDivergence {
     public mutating func add(logits: UnsafeBufferPointer<Float>, scale: Float, minLogProb: Float, base: UnsafeBufferPointer<UInt16>, token: Int) {
         let n = logits.count
         var maxLogit = logits[0]
@@ -101,10 +92,7 @@ public struct LlamaKLDivergence: Sendable, Codable {
         for i in 0..<n { sumExp += Double(expf(logits[i] - maxLogit)) }
         let logSumExp = Float(log(sumExp))
         let nll: Float = maxLogit + logSumExp - logits[token]
-        sumNLL += Double(nll); sumNLL2 += Double(nll * nll)
         let nllBase: Float = -(scale * Float(base[token]) + minLogProb)
-        sumNLLBase += Double(nllBase); sumNLLBase2 += Double(nllBase * nllBase)
-        sumNLLNLLBase += Double(nll * nllBase)
         maxLogit += logSumExp
         var sum = 0.0
         var imaxBase = -1
@@ -117,96 +105,7 @@ public struct LlamaKLDivergence: Sendable, Codable {
                 sum += Double(pBase * (pLogBase - logits[i] + maxLogit))
             }
         }
-        sumKLD += sum; sumKLD2 += sum * sum
-        count += 1
-        if imax == imaxBase { sameTop += 1 }
-        let pDiff = expf(-nll) - expf(-nllBase)
-        sumPDiff += Double(pDiff)
-        let d2 = Double(pDiff) * Double(pDiff)
-        sumPDiff2 += d2; sumPDiff4 += d2 * d2
-        maxPDiff = max(maxPDiff, abs(pDiff))
-        klValues.append(Float(sum))
-        pDiffValues.append(pDiff)
-    }
-
-    /// perplexity.cpp's `mean_and_uncertainty`.
-    static func meanAndUncertainty(_ sum: Double, _ sum2: Double, _ count: Int) -> (Double, Double) {
-        guard count >= 1 else { return (0, 0) }
-        let f = sum / Double(count)
-        let df = sum2 / Double(count) - f * f
-        return (f, df > 0 && count > 10 ? (df / Double(count - 1)).squareRoot() : 0)
-    }
-
-    /// perplexity.cpp's percentile (linear between order statistics) of sorted values.
-    static func percentile(_ sorted: [Float], _ fraction: Float) -> Float {
-        if fraction <= 0 { return sorted.first ?? 0 }
-        if fraction >= 1 { return sorted.last ?? 0 }
-        var p = fraction * Float(sorted.count - 1)
-        let ip = Int(p)
-        p -= Float(ip)
-        return (1 - p) * sorted[ip] + p * sorted[min(ip + 1, sorted.count - 1)]
-    }
-
-    static func median(_ sorted: [Float]) -> Float {
-        sorted.count % 2 == 0 ? 0.5 * (sorted[sorted.count / 2] + sorted[sorted.count / 2 - 1]) : sorted[sorted.count / 2]
-    }
-
-    public var meanKL: (value: Double, uncertainty: Double) { Self.meanAndUncertainty(sumKLD, sumKLD2, count) }
-    public var sameTopFraction: Double { Double(sameTop) / Double(max(count, 1)) }
-    /// exp of the mean NLL of our logits and of the base's.
-    public var perplexity: (ours: Double, base: Double) {
-        (exp(Self.meanAndUncertainty(sumNLL, sumNLL2, count).0), exp(Self.meanAndUncertainty(sumNLLBase, sumNLLBase2, count).0))
-    }
-
-    /// The statistics blocks llama-perplexity prints after `--kl-divergence`.
-    public var report: String {
-        var out: [String] = []
-        func line(_ s: String) { out.append(s) }
-        guard count > 0 else { return "no positions scored\n" }
-        let kl = klValues.sorted(), pd = pDiffValues.sorted()
-        let logPPL = Self.meanAndUncertainty(sumNLL, sumNLL2, count)
-        let logBase = Self.meanAndUncertainty(sumNLLBase, sumNLLBase2, count)
-        let cov = count < 10 ? 0 : (sumNLLNLLBase / Double(count) - (sumNLL / Double(count)) * (sumNLLBase / Double(count))) / Double(count - 1)
-        line("====== Perplexity statistics ======")
-        line(String(format: "Mean PPL(Q)                   : %10.6f ± %10.6f", exp(logPPL.0), exp(logPPL.0) * logPPL.1))
-        line(String(format: "Mean PPL(base)                : %10.6f ± %10.6f", exp(logBase.0), exp(logBase.0) * logBase.1))
-        line(String(format: "Cor(ln(PPL(Q)), ln(PPL(base))): %6.2f%%", 100 * cov / (logPPL.1 * logBase.1)))
-        let ratio = logPPL.0 - logBase.0
-        let ratioUnc = (logPPL.1 * logPPL.1 + logBase.1 * logBase.1 - 2 * cov).squareRoot()
-        line(String(format: "Mean ln(PPL(Q)/PPL(base))     : %10.6f ± %10.6f", ratio, ratioUnc))
-        line(String(format: "Mean PPL(Q)/PPL(base)         : %10.6f ± %10.6f", exp(ratio), exp(ratio) * ratioUnc))
-        line("")
-        line("====== KL divergence statistics ======")
-        let m = meanKL
-        line(String(format: "Mean    KLD: %10.6f ± %10.6f", m.value, m.uncertainty))
-        line(String(format: "Maximum KLD: %10.6f", kl.last ?? 0))
-        for (label, f) in [("99.9%", 0.999), ("99.0%", 0.99), ("95.0%", 0.95), ("90.0%", 0.9)] as [(String, Float)] {
-            line(label + String(format: "   KLD: %10.6f", Self.percentile(kl, f)))
-        }
-        line(String(format: "Median  KLD: %10.6f", Self.median(kl)))
-        for (label, f) in [("10.0%", 0.1), (" 5.0%", 0.05), (" 1.0%", 0.01), (" 0.1%", 0.001)] as [(String, Float)] {
-            line(label + String(format: "   KLD: %10.6f", Self.percentile(kl, f)))
-        }
-        line(String(format: "Minimum KLD: %10.6f", kl.first ?? 0))
-        line("")
-        line("====== Token probability statistics ======")
-        let pm = Self.meanAndUncertainty(sumPDiff, sumPDiff2, count)
-        line(String(format: "Mean    Δp: %6.3f ± %5.3f %%", 100 * pm.0, 100 * pm.1))
-        line(String(format: "Maximum Δp: %6.3f%%", 100 * (pd.last ?? 0)))
-        for (label, f) in [("99.9%", 0.999), ("99.0%", 0.99), ("95.0%", 0.95), ("90.0%", 0.9), ("75.0%", 0.75)] as [(String, Float)] {
-            line(label + String(format: "   Δp: %6.3f%%", 100 * Self.percentile(pd, f)))
-        }
-        line(String(format: "Median  Δp: %6.3f%%", 100 * Self.median(pd)))
-        for (label, f) in [("25.0%", 0.25), ("10.0%", 0.1), (" 5.0%", 0.05), (" 1.0%", 0.01), (" 0.1%", 0.001)] as [(String, Float)] {
-            line(label + String(format: "   Δp: %6.3f%%", 100 * Self.percentile(pd, f)))
-        }
-        line(String(format: "Minimum Δp: %6.3f%%", 100 * (pd.first ?? 0)))
-        let mse = Self.meanAndUncertainty(sumPDiff2, sumPDiff4, count)
-        let rms = mse.0.squareRoot()
-        line(String(format: "RMS Δp    : %6.3f ± %5.3f %%", 100 * rms, rms > 0 ? 100 * 0.5 / rms * mse.1 : 0))
-        let top = sameTopFraction
-        line(String(format: "Same top p: %6.3f ± %5.3f %%", 100 * top, count > 1 ? 100 * (top * (1 - top) / Double(count - 1)).squareRoot() : 0))
-        return out.joined(separator: "\n") + "\n"
+        add(kl: sum, nll: Double(nll), nllBase: Double(nllBase), pDiff: expf(-nll) - expf(-nllBase), sameTop: imax == imaxBase)
     }
 
     /// Scores `model` on the file's chunks (the first `maxChunks`, when given) as

@@ -129,7 +129,6 @@ public struct QuantEvaluation: Sendable {
         let referenceIndex = referenceFile != nil ? quantSpecs.count : (specs.indices.max { specs[$0].bits < specs[$1].bits || (specs[$0].bits == specs[$1].bits && $0 > $1) } ?? 0)
         let order = [referenceIndex] + specs.indices.filter { $0 != referenceIndex }
         let referenceName = specs[referenceIndex].name
-        var perEntry: [String: (kl: [Double], dp: [Double], same: Int)] = [:]
 
         // Keep the reference's logits when they fit in 1 GiB; recompute them otherwise.
         let logitBytes = windows.windows.reduce(0) { $0 + $1.targets.count } * vocab * 4
@@ -159,7 +158,7 @@ public struct QuantEvaluation: Sendable {
             let referenceState = !isReference && stored == nil ? referenceModel?.makeState(contextLength: window, pool: pool, kvType: kvType) : nil
             var nlls: [Double] = []
             var kls: [Double] = []
-            var agree = 0
+            var sameTop: [Bool] = []
             for (w, win) in windows.windows.enumerated() {
                 if interrupt.isSet { throw BenchInterrupted() }
                 let n = win.targets.count
@@ -179,14 +178,20 @@ public struct QuantEvaluation: Sendable {
                 for t in 0..<n {
                     let rows = (t * vocab)..<((t + 1) * vocab)
                     kls.append(isReference ? 0 : QualityMetrics.klDivergence(reference: reference[rows], candidate: logits[rows]))
-                    if QualityMetrics.argmax(reference[rows]) == QualityMetrics.argmax(logits[rows]) { agree += 1 }
+                    sameTop.append(QualityMetrics.argmax(reference[rows]) == QualityMetrics.argmax(logits[rows]))
                 }
             }
             nll[spec.name] = nlls
+            // The reference is scored first, so its NLLs pair with these position by position.
             // Δp: the change in the probability of the id that came next.
             let referenceNLL = nll[referenceName] ?? nlls
-            let dp = zip(nlls, referenceNLL).map { exp(-$0) - exp(-$1) }
-            perEntry[spec.name] = (kls, dp, agree)
+            var statistics = LlamaKLDivergence()
+            for t in nlls.indices {
+                statistics.add(
+                    kl: kls[t], nll: nlls[t], nllBase: referenceNLL[t], pDiff: Float(exp(-nlls[t]) - exp(-referenceNLL[t])),
+                    sameTop: sameTop[t])
+            }
+            let vsReference = statistics.statistics
 
             progress("\(spec.name): speed")
             var speeds: [ThroughputTest.Test: [Double]] = [:]
@@ -203,7 +208,6 @@ public struct QuantEvaluation: Sendable {
             let count = Double(nlls.count)
             let meanNLL = nlls.reduce(0, +) / count
             let nllSE = Statistics.standardDeviation(nlls) / count.squareRoot()
-            let meanKL = kls.reduce(0, +) / Double(max(kls.count, 1))
             var source: String?
             if case .file(let path, _) = spec.source { source = path }
             settings[i] = EvalSetting(
@@ -213,9 +217,10 @@ public struct QuantEvaluation: Sendable {
                 peakResidentBytes: memory.peakResidentBytes, allocatedBytes: memory.allocatedBytes, peakWasReset: peakReset,
                 tokens: nlls.count, meanNLL: meanNLL, nllStandardError: nllSE, perplexity: exp(meanNLL),
                 perplexityLow: exp(meanNLL - 1.96 * nllSE), perplexityHigh: exp(meanNLL + 1.96 * nllSE),
-                deltaNLL: 0, deltaNLLStandardError: 0, meanKL: meanKL,
-                klStandardError: Statistics.standardDeviation(kls) / Double(max(kls.count, 1)).squareRoot(),
-                maxKL: kls.max() ?? 0, top1Agreement: Double(agree) / count)
+                deltaNLL: 0, deltaNLLStandardError: 0,
+                // The summary's KL figures, so the table and vs_reference agree to the digit.
+                meanKL: vsReference.klDivergence.mean, klStandardError: vsReference.klDivergence.standardError,
+                maxKL: vsReference.klDivergence.maximum, top1Agreement: vsReference.sameTopP, vsReference: vsReference)
         }
 
         var result = settings.compactMap { $0 }
@@ -233,11 +238,6 @@ public struct QuantEvaluation: Sendable {
             if let d = run0.pairedDifference(referenceName, result[j].name) {
                 result[j].deltaNLL = d.mean
                 result[j].deltaNLLStandardError = d.standardError
-            }
-            if let e = perEntry[result[j].name] {
-                result[j].vsReference = ReferenceStatistics(
-                    kl: e.kl, deltaP: e.dp, sameTop: e.same, deltaNLL: result[j].deltaNLL,
-                    deltaNLLStandardError: result[j].deltaNLLStandardError)
             }
         }
         var out = run0
