@@ -207,6 +207,9 @@ struct Eval: ParsableCommand {
                 ["positions": Double(k.count), "mean_kl": k.meanKL.value, "mean_kl_uncertainty": k.meanKL.uncertainty,
                  "same_top": k.sameTopFraction, "perplexity": k.perplexity.ours, "perplexity_base": k.perplexity.base]
             }
+            // The reports above went through print's buffer; write them out first, so a
+            // piped stdout carries them before the JSON, in the order they were made.
+            fflush(nil)
             FileHandle.standardOutput.write(try encoder.encode(summary))
         }
     }
