@@ -69,30 +69,9 @@ enum FixtureVectors {
             pieces: c["bpe_tokens"] as? [String], decodedWithSpecial: c["decoded_text"] as? String)
     }
 
-    /// The TinyLlama (Llama 2 tokenizer) multilingual baseline, texts joined from
+    /// The entries of a multilingual baseline with their texts, joined from
     /// multilingual_inputs.json by id.
-    static func multilingualTinyLlama() throws -> [TokenizerCase] {
-        guard let inputs = try json("swift-transformers-vectors/multilingual_inputs.json") as? [[String: Any]],
-            let baseline = try json("swift-transformers-vectors/multilingual_baseline_tinyllama.json") as? [String: Any],
-            let entries = baseline["entries"] as? [[String: Any]]
-        else { throw XCTSkip("multilingual fixtures unreadable") }
-        var texts: [String: String] = [:]
-        for i in inputs {
-            if let id = i["id"] as? String, let text = i["text"] as? String { texts[id] = text }
-        }
-        return entries.compactMap { e in
-            guard let id = e["id"] as? String, let text = texts[id] else { return nil }
-            return TokenizerCase(
-                name: "multilingual/\(id)", text: text, ids: ints(e["input_ids"]), addSpecialTokens: true,
-                pieces: (e["tokens"] as? [String]).map { Array($0.dropFirst()) },
-                decodedWithSpecial: e["decoded_with_special"] as? String,
-                decodedWithoutSpecial: e["decoded_skip_special"] as? String)
-        }
-    }
-
-    /// A multilingual baseline whose ids carry no BOS (Qwen2.5's), texts joined from
-    /// multilingual_inputs.json by id.
-    static func multilingual(baseline file: String) throws -> [TokenizerCase] {
+    static func multilingualEntries(_ file: String) throws -> [(id: String, text: String, entry: [String: Any])] {
         guard let inputs = try json("swift-transformers-vectors/multilingual_inputs.json") as? [[String: Any]],
             let baseline = try json("swift-transformers-vectors/\(file)") as? [String: Any],
             let entries = baseline["entries"] as? [[String: Any]]
@@ -103,7 +82,25 @@ enum FixtureVectors {
         }
         return entries.compactMap { e in
             guard let id = e["id"] as? String, let text = texts[id] else { return nil }
-            return TokenizerCase(name: "multilingual/\(id)", text: text, ids: ints(e["input_ids"]), addSpecialTokens: true)
+            return (id, text, e)
+        }
+    }
+
+    /// The TinyLlama (Llama 2 tokenizer) multilingual baseline.
+    static func multilingualTinyLlama() throws -> [TokenizerCase] {
+        try multilingualEntries("multilingual_baseline_tinyllama.json").map { id, text, e in
+            TokenizerCase(
+                name: "multilingual/\(id)", text: text, ids: ints(e["input_ids"]), addSpecialTokens: true,
+                pieces: (e["tokens"] as? [String]).map { Array($0.dropFirst()) },
+                decodedWithSpecial: e["decoded_with_special"] as? String,
+                decodedWithoutSpecial: e["decoded_skip_special"] as? String)
+        }
+    }
+
+    /// A multilingual baseline whose ids carry no BOS (Qwen2.5's).
+    static func multilingual(baseline file: String) throws -> [TokenizerCase] {
+        try multilingualEntries(file).map { id, text, e in
+            TokenizerCase(name: "multilingual/\(id)", text: text, ids: ints(e["input_ids"]), addSpecialTokens: true)
         }
     }
 
