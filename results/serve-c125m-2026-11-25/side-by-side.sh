@@ -7,8 +7,8 @@ set -u
 # llama-server runs with OMP_WAIT_POLICY=PASSIVE: with OpenMP's default active waiting, on this
 # shared 2-core machine (load average 8-15 from other jobs) it decoded at 1-12 t/s.
 # EXTRA=--unique-prompts OUT=... for the unique-prompt runs.
-QB=/work/wt-serve/.build/release/quantbench
-B=/work/peers/llama_cpp_python-0.3.36/vendor/llama.cpp/build/bin
+QB=${QB:-.build/release/quantbench}
+B=${QB_LLAMA_CPP_BIN:?set QB_LLAMA_CPP_BIN to the bin folder of a llama.cpp build}
 M=${M:-/tmp/qbs/ci125m-q4_0.gguf}
 OUT=${OUT:-/tmp/qbs/cmp}
 mkdir -p $OUT

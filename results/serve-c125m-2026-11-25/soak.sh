@@ -2,7 +2,7 @@
 # 10 minutes of bench --endpoint at concurrency 4 against quantbench serve (release,
 # built-in tiny model, 4 slots, 2 threads); the server's VmRSS sampled every 10 s.
 set -u
-QB=/work/wt-serve/.build/release/quantbench
+QB=${QB:-.build/release/quantbench}
 OUT=/tmp/qbs/soak; mkdir -p $OUT
 $QB serve --port 18303 --parallel 4 --threads 2 > $OUT/serve.log 2>&1 &
 pid=$!
