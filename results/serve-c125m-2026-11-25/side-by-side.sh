@@ -2,15 +2,15 @@
 # Side-by-side: quantbench serve vs llama-server, same GGUF, 2 threads, 8 slots each,
 # bench --endpoint at concurrency 1,2,4,8; two rounds, servers alternating (ABAB).
 set -u
-# The model: quantbench make-model --preset ci-125m --seed 1 --format gguf --dtype q4_0 --out /tmp/qbs/ci125m-q4_0.gguf
+# The model: quantbench make-model --preset ci-125m --seed 1 --format gguf --dtype q4_0 --out ci125m-q4_0.gguf
 # Run from a release build (swift build -c release); llama.cpp's bin folder beside the project.
 # llama-server runs with OMP_WAIT_POLICY=PASSIVE: with OpenMP's default active waiting, on this
 # shared 2-core machine (load average 8-15 from other jobs) it decoded at 1-12 t/s.
 # EXTRA=--unique-prompts OUT=... for the unique-prompt runs.
 QB=${QB:-.build/release/quantbench}
 B=${QB_LLAMA_CPP_BIN:?set QB_LLAMA_CPP_BIN to the bin folder of a llama.cpp build}
-M=${M:-/tmp/qbs/ci125m-q4_0.gguf}
-OUT=${OUT:-/tmp/qbs/cmp}
+M=${M:-ci125m-q4_0.gguf}
+OUT=${OUT:-cmp-out}
 mkdir -p $OUT
 LOAD="--concurrency 1,2,4,8 --num-requests 32 --max-tokens 64 --warmup 2 --no-db ${EXTRA:-}"
 wait_port() { for i in $(seq 1 600); do curl -sf localhost:$1/v1/models >/dev/null && return 0; sleep 0.2; done; return 1; }

@@ -3,7 +3,7 @@
 # built-in tiny model, 4 slots, 2 threads); the server's VmRSS sampled every 10 s.
 set -u
 QB=${QB:-.build/release/quantbench}
-OUT=/tmp/qbs/soak; mkdir -p $OUT
+OUT=${OUT:-soak-out}; mkdir -p $OUT
 $QB serve --port 18303 --parallel 4 --threads 2 > $OUT/serve.log 2>&1 &
 pid=$!
 for i in $(seq 1 600); do curl -sf localhost:18303/health >/dev/null && break; sleep 0.2; done
