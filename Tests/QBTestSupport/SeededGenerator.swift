@@ -1,15 +1,16 @@
 import Foundation
+import QBSupport
 
 /// SplitMix64 for the tests' random inputs. Each test draws from a fresh seed (or from
 /// `QB_TEST_SEED` when set) and prints it on first use, so a failure seen once can be
 /// replayed exactly.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
     public let seed: UInt64
-    private var state: UInt64
+    private var stream: SplitMix64
 
     public init(seed: UInt64) {
         self.seed = seed
-        state = seed
+        stream = SplitMix64(seed: seed)
     }
 
     /// A generator for test `name`: seeded from `QB_TEST_SEED` if set, else at random; the
@@ -21,13 +22,7 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         print("\(name) random seed \(seed) (replay: QB_TEST_SEED=\(seed) swift test --filter '\(name)')")
     }
 
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    public mutating func next() -> UInt64 { stream.next() }
 }
 
 extension SeededGenerator {

@@ -176,8 +176,14 @@ public enum BenchReport {
                 String(format: "%.2f ± %.2f", m.mean, m.standardDeviation),
             ])
         }
-        let widths = (0..<7).map { i in rows.map { $0[i].count }.max() ?? 0 }
-        let right: Set<Int> = [1, 2, 4, 5, 6]
+        return alignedTable(rows, rightAligned: [1, 2, 4, 5, 6])
+    }
+
+    /// A Markdown table padded as llama-bench pads its own: `rows[0]` is the header, the
+    /// columns in `rightAligned` are right-aligned (`---:`). No trailing newline.
+    static func alignedTable(_ rows: [[String]], rightAligned right: Set<Int>) -> String {
+        guard let header = rows.first else { return "" }
+        let widths = header.indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
         func line(_ cells: [String]) -> String {
             "| " + cells.enumerated().map { i, s in
                 let pad = String(repeating: " ", count: widths[i] - s.count)
@@ -187,7 +193,7 @@ public enum BenchReport {
         let separator = "| " + widths.enumerated().map { i, w in
             right.contains(i) ? String(repeating: "-", count: max(w - 1, 1)) + ":" : String(repeating: "-", count: w)
         }.joined(separator: " | ") + " |"
-        return ([line(rows[0]), separator] + rows.dropFirst().map(line)).joined(separator: "\n")
+        return ([line(header), separator] + rows.dropFirst().map(line)).joined(separator: "\n")
     }
 
     /// llama-bench prints sizes in MiB below 1 GiB, GiB above.

@@ -109,20 +109,9 @@ public struct LlamaBenchRecord: Sendable, Equatable {
                 [r.modelName, r.sizeText, r.paramsText, "CPU", r.values["n_threads"] ?? ""]
                     + (kvColumns ? [r.values["type_k"] ?? "", r.values["type_v"] ?? ""] : []) + [r.test, ts])
         }
-        let columns = rows[0].count
         let left: Set<String> = ["model", "backend", "type_k", "type_v"]
-        let right = Set((0..<columns).filter { !left.contains(rows[0][$0]) })
-        let widths = (0..<columns).map { i in rows.map { $0[i].count }.max() ?? 0 }
-        func line(_ cells: [String]) -> String {
-            "| " + cells.enumerated().map { i, s in
-                let pad = String(repeating: " ", count: widths[i] - s.count)
-                return right.contains(i) ? pad + s : s + pad
-            }.joined(separator: " | ") + " |"
-        }
-        let separator = "| " + widths.enumerated().map { i, w in
-            right.contains(i) ? String(repeating: "-", count: max(w - 1, 1)) + ":" : String(repeating: "-", count: w)
-        }.joined(separator: " | ") + " |"
-        return ([line(rows[0]), separator] + rows.dropFirst().map(line)).joined(separator: "\n") + "\n"
+        let right = Set(rows[0].indices.filter { !left.contains(rows[0][$0]) })
+        return BenchReport.alignedTable(rows, rightAligned: right) + "\n"
     }
 
     static func csv(_ records: [LlamaBenchRecord]) -> String {
