@@ -91,6 +91,48 @@ final class SignificanceTests: XCTestCase {
         XCTAssertTrue(rows[0].detail?.contains("wall time only") == true, rows[0].detail ?? "no detail")
     }
 
+    func testAChangeOfTheThresholdsSizeGatesAndOneWellUnderItDoesNot() {
+        // Measured on the CI suite with a quiet machine: a 10% slower pp64 estimated at 9.8-10.2%,
+        // the pool's second thread idle during the extra work, so CPU time grew about 6%.
+        let policy = GatePolicy()
+        for (wall, cpu) in [(1.098, 1.06), (1.10, 1.066), (1.102, 1.05)] {
+            let rows = RegressionGate.decide([
+                RegressionGate.paired(caseID: "pp", metric: .tokensPerSecond, base: Self.rounds(100, n: 12), new: Self.rounds(100, factor: 1 / wall, n: 12, noiseSeed: 3)),
+                RegressionGate.paired(caseID: "pp", metric: .cpuSeconds, base: Self.rounds(0.05, n: 12), new: Self.rounds(0.05, factor: cpu, n: 12, noiseSeed: 4)),
+            ], policy: policy)
+            XCTAssertEqual(rows[0].verdict, .regression, "wall \(wall): \(rows.map { ($0.label, $0.change, $0.interval.low, $0.interval.high, $0.pHolm ?? -1) })")
+            XCTAssertLessThan(rows[0].change, 0.105)
+        }
+        // 3% slower, tight rounds: significant, yet its interval stays under 10%.
+        let small = RegressionGate.decide([
+            RegressionGate.paired(caseID: "pp", metric: .tokensPerSecond, base: Self.rounds(100, n: 12), new: Self.rounds(100, factor: 1 / 1.03, n: 12, noiseSeed: 3)),
+            RegressionGate.paired(caseID: "pp", metric: .cpuSeconds, base: Self.rounds(0.05, n: 12), new: Self.rounds(0.05, factor: 1.03, n: 12, noiseSeed: 4)),
+        ], policy: policy)
+        XCTAssertEqual(small.map(\.verdict), [.unchanged, .unchanged], "\(small.map { ($0.label, $0.change, $0.pHolm ?? -1) })")
+        XCTAssertLessThan(small[0].pHolm ?? 1, 0.05)
+    }
+
+    func testLargeNeedsHalfTheThresholdAndAnIntervalReachingIt() {
+        func row(_ change: Double, low: Double, high: Double, metric: Metric = .tokensPerSecond) -> GateRow {
+            var r = RegressionGate.paired(caseID: "c", metric: metric, base: [1, 1], new: [1, 1])
+            r.change = change
+            r.interval = .init(ratio: 1 / (1 + change), low: low, high: high, level: 0.95)
+            return r
+        }
+        // t/s: worse means a ratio below 1; the interval's low end is the worst case.
+        XCTAssertTrue(RegressionGate.reachesThreshold(row(0.07, low: 1 / 1.12, high: 1 / 1.02), metric: .tokensPerSecond, threshold: 0.1))
+        XCTAssertFalse(RegressionGate.reachesThreshold(row(0.07, low: 1 / 1.09, high: 1 / 1.05), metric: .tokensPerSecond, threshold: 0.1))
+        XCTAssertFalse(RegressionGate.reachesThreshold(row(0.04, low: 1 / 1.3, high: 1 / 0.9), metric: .tokensPerSecond, threshold: 0.1), "under half")
+        XCTAssertTrue(RegressionGate.reachesThreshold(row(0.11, low: 1 / 1.12, high: 1 / 1.105), metric: .tokensPerSecond, threshold: 0.1))
+        // Seconds: worse means a ratio above 1; the high end is the worst case.
+        XCTAssertTrue(RegressionGate.reachesThreshold(row(0.06, low: 1.02, high: 1.11, metric: .cpuSeconds), metric: .cpuSeconds, threshold: 0.1))
+        XCTAssertFalse(RegressionGate.reachesThreshold(row(0.06, low: 1.05, high: 1.07, metric: .cpuSeconds), metric: .cpuSeconds, threshold: 0.1))
+        // No interval: the point estimate alone.
+        XCTAssertTrue(RegressionGate.reachesThreshold(row(0.12, low: .nan, high: .nan), metric: .tokensPerSecond, threshold: 0.1))
+        XCTAssertFalse(RegressionGate.reachesThreshold(row(0.08, low: .nan, high: .nan), metric: .tokensPerSecond, threshold: 0.1))
+        XCTAssertFalse(RegressionGate.reachesThreshold(row(.nan, low: 0.5, high: 0.6), metric: .tokensPerSecond, threshold: 0.1))
+    }
+
     func testPairedRowsWithBadValuesAreInvalid() {
         let cases: [([Double?], [Double?], String)] = [
             ([1, 2, 3], [1, nil, 3], "missing in round 2 of the candidate"),

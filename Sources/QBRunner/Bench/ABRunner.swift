@@ -282,8 +282,7 @@ public struct ABRunner: Sendable {
         let describe = { (s: ABSummary.SideInfo) in "`\(s.binary)`" + (s.commit.map { " (\($0 == "unknown" ? "unknown commit" : String($0.prefix(12)))\(s.dirty == true ? "-dirty" : ""))" } ?? "") }
         let method = "baseline \(describe(sides[0])), candidate \(describe(sides[1])); \(rounds.count) rounds in ABBA order, one fresh process per side per round; "
             + "one-sided Wilcoxon signed-rank test on per-round log-ratios (memory: byte differences), Holm over all \(rows.count) metrics at α = \(Int(policy.alpha * 100))%; "
-            + String(format: "a metric gates when significant and worse by more than %.0f%% (times), %.0f%% (work counters), memory by more than %@ and %.0f%%.",
-                policy.timeThreshold * 100, policy.workThreshold * 100, ModelReport.formatBytes(Int(policy.memorySlackBytes)), policy.timeThreshold * 100)
+            + policy.ruleText + "."
         let report = GateReport(
             title: "QuantBench A/B", method: method, policy: policy, rows: rows, checks: checks, failures: failures,
             warnings: warnings, notes: notes)

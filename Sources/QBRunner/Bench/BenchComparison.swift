@@ -90,8 +90,7 @@ public struct BenchComparison: Sendable {
     public func report(baseName: String, newName: String, reportOnly: Bool = false) -> GateReport {
         var method = "base `\(baseName)`, new `\(newName)`: one-sided Mann-Whitney U per metric on the files' samples, "
             + "Holm over all \(rows.count) at α = \(Int(policy.alpha * 100))%; "
-            + String(format: "a metric gates when significant and worse by more than %.0f%% (times), %.0f%% (work counters), memory by more than %@",
-                policy.timeThreshold * 100, policy.workThreshold * 100, ModelReport.formatBytes(Int(policy.memorySlackBytes)))
+            + policy.ruleText
             + (reportOnly ? " (report only: nothing gates)." : ".")
         if reportOnly { method += "" }
         var notes = [Self.unpairedNote]

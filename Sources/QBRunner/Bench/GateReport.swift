@@ -222,7 +222,8 @@ public struct GateReport: Sendable, Codable, Equatable {
     static func verdictText(_ r: GateRow) -> String {
         switch r.verdict {
         case .regression: return "**REGRESSION**"
-        case .possibleRegression: return "worse? (not significant)"
+        case .possibleRegression:
+            return r.detail.map { "worse? (\($0))" } ?? "worse? (not significant after Holm)"
         case .improvement: return "better"
         case .unchanged: return "same"
         case .invalid: return "**FAILED**: \(r.detail ?? "")"
