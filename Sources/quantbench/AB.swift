@@ -12,7 +12,7 @@ struct AB: ParsableCommand {
             Each round runs `BIN bench ... --out FILE` once per side, in a fresh process, baseline first in odd \
             rounds and candidate first in even ones, so the machine's drift hits both alike. Only `bench` and the \
             options given here are passed on, so a baseline built before `ab` existed works. Default: the `ci` suite \
-            on the built-in 125M-parameter q4_0 model (builtin:ci-125m), 12 rounds within 150 s. \
+            on the built-in 125M-parameter q4_0 model (builtin:ci-125m), 24 rounds within 150 s. \
             Exit status: 0 nothing regressed with confidence, 1 a regression, 2 bad input or a run that failed \
             (the result JSON is still written), 3 a correctness check failed.
             """)

@@ -37,7 +37,7 @@ public struct ABRunner: Sendable {
     public var interrupt: InterruptFlag
     public var log: @Sendable (String) -> Void
 
-    public static let defaultRounds = 12
+    public static let defaultRounds = 24
     public static let defaultMaxSeconds = 150.0
     public static let minimumRounds = 2
 
