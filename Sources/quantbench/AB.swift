@@ -18,10 +18,13 @@ struct AB: ParsableCommand {
             """)
 
     @Option(help: "The reference quantbench executable (typically the parent commit's build).")
-    var baseline: String
+    var baseline: String?
 
     @Option(help: "The quantbench executable under test.")
-    var candidate: String
+    var candidate: String?
+
+    @Option(help: "Judge the rounds recorded in this ab result JSON again, under this run's thresholds (and this binary's rule), instead of running anything.")
+    var rejudge: String?
 
     @Option(help: "Rounds (each one process per side); at least 2, and 8 or more for the test to be able to show a change among 10 metrics.")
     var rounds: Int = ABRunner.defaultRounds
@@ -73,6 +76,11 @@ struct AB: ParsableCommand {
     static let defaultWarmup = 1
 
     func validate() throws {
+        if rejudge != nil {
+            if baseline != nil || candidate != nil { throw ValidationError("--rejudge reads recorded rounds; it takes no --baseline or --candidate") }
+        } else if baseline == nil || candidate == nil {
+            throw ValidationError("give --baseline and --candidate (or --rejudge FILE)")
+        }
         guard (2...1000).contains(rounds) else { throw ValidationError("--rounds must be between 2 and 1000") }
         guard maxSeconds.isFinite, maxSeconds > 0, maxSeconds <= 7 * 86400 else { throw ValidationError("--max-seconds must be a positive number of seconds (at most a week)") }
         for (name, v) in [("--max-regression", maxRegression), ("--max-work-regression", maxWorkRegression)] {
@@ -92,7 +100,13 @@ struct AB: ParsableCommand {
         return ExitCode(2)
     }
 
+    var policy: GatePolicy {
+        GatePolicy(timeThreshold: maxRegression / 100, workThreshold: maxWorkRegression / 100, memorySlackBytes: memorySlackMiB * 1_048_576)
+    }
+
     func run() throws {
+        if let rejudge { return try runRejudge(rejudge) }
+        guard let baseline, let candidate else { throw fail("give --baseline and --candidate") }
         let fm = FileManager.default
         for (side, bin) in [("baseline", baseline), ("candidate", candidate)] {
             var isDir: ObjCBool = false
@@ -163,21 +177,46 @@ struct AB: ParsableCommand {
         let signals = interrupt.handleSignals(message: "interrupting: stopping after the current run; the result is still written (again to quit now)\n")
         let runner = ABRunner(
             baseline: baseline, candidate: candidate, benchArguments: args, rounds: rounds, maxSeconds: maxSeconds,
-            policy: GatePolicy(
-                timeThreshold: maxRegression / 100, workThreshold: maxWorkRegression / 100, memorySlackBytes: memorySlackMiB * 1_048_576),
-            workDirectory: work, interrupt: interrupt,
+            policy: policy, workDirectory: work, interrupt: interrupt,
             log: { FileHandle.standardError.write(Data("ab: \($0)\n".utf8)) })
         let (result, abSummary) = runner.run()
         withExtendedLifetime(signals) {}
-
-        let report = abSummary.report
         let url = out.map { URL(fileURLWithPath: $0) }
             ?? URL(fileURLWithPath: "results").appendingPathComponent("ab-" + ResultsFile.defaultStem(for: result) + ".json")
-        var writeErrors: [String] = []
+        try finish(result, report: abSummary.report, url: url)
+    }
+
+    /// `--rejudge FILE`: the recorded rounds under this run's policy; the JSON is written only
+    /// with --out (never over FILE).
+    func runRejudge(_ path: String) throws {
+        var result: BenchResult
         do {
-            try ResultsFile.write(result, markdown: report.markdown(), to: url)
+            result = try ResultsFile.load(path: path)
         } catch {
-            writeErrors.append("cannot write \(url.path): \(error)")
+            throw fail("\(error)")
+        }
+        guard let recorded = result.ab else { throw fail("\(path): not an ab result (no \"ab\" section)") }
+        let summary = recorded.rejudged(policy: policy, source: path)
+        result.ab = summary
+        if let out {
+            do {
+                try OutputGuard.check(output: out, kind: .file, flag: "--out", inputs: [path])
+            } catch {
+                throw fail("\(error)")
+            }
+        }
+        try finish(result, report: summary.report, url: out.map { URL(fileURLWithPath: $0) })
+    }
+
+    /// Writes what was asked for, prints the verdict and exits with its status.
+    func finish(_ result: BenchResult, report: GateReport, url: URL?) throws {
+        var writeErrors: [String] = []
+        if let url {
+            do {
+                try ResultsFile.write(result, markdown: report.markdown(), to: url)
+            } catch {
+                writeErrors.append("cannot write \(url.path): \(error)")
+            }
         }
         do {
             try report.writeSummary(to: summary)
@@ -194,7 +233,7 @@ struct AB: ParsableCommand {
         print(report.markdown(), terminator: "")
         for f in report.failures { FileHandle.standardError.write(Data("error: \(f)\n".utf8)) }
         for e in writeErrors { FileHandle.standardError.write(Data("error: \(e)\n".utf8)) }
-        FileHandle.standardError.write(Data("wrote \(url.path)\n".utf8))
+        if let url { FileHandle.standardError.write(Data("wrote \(url.path)\n".utf8)) }
         if !writeErrors.isEmpty { throw ExitCode(2) }
         if report.status != .fine { throw ExitCode(report.status.rawValue) }
     }

@@ -15,7 +15,7 @@ struct Compare: ParsableCommand {
             cannot be read, results of different kinds or measurements, a figure NaN or missing, no setting in common.
 
             Each metric is tested with a one-sided Mann-Whitney U test on the two files' samples, Holm over all \
-            metrics at alpha = 5%; a metric gates when significant, worse by at least half of --max-regression \
+            metrics at alpha = 5%; a metric gates when significant, worse by at least two thirds of --max-regression \
             (times) or --max-work-regression (work counters) with its 95% interval reaching it, or by more than \
             2 MiB and that share (memory). Unpaired files \
             from different times or machines prove little: gate CI on `ab`. Exit status: 0 fine, 1 a regression \

@@ -135,6 +135,60 @@ final class ABTests: XCTestCase {
         }
     }
 
+    /// `--rejudge` tests a recorded run's rounds again under other thresholds: here a real
+    /// run's pp8 t/s rows replaced by 10 rounds 20% slower, which gates at the default 10%
+    /// and not at --max-regression 30; the input is never overwritten.
+    func testRejudgeReadsRecordedRounds() throws {
+        let bin = cli.binary.path
+        let r = try cli.quantbench(abArgs(baseline: bin, candidate: bin))
+        XCTAssertTrue([0, 1].contains(r.status), r.stderr)
+        var doc = try json("ab.json")
+        var ab = try XCTUnwrap(doc["ab"] as? [String: Any])
+        var report = try XCTUnwrap(ab["report"] as? [String: Any])
+        var rows = try XCTUnwrap(report["rows"] as? [[String: Any]])
+        let wobble: [Double] = [0, 0.01, -0.01, 0.02, -0.005, 0.015, -0.02, 0.005, 0.01, -0.015]
+        for i in rows.indices {
+            let cpu = rows[i]["metric"] as? String == "cpu_s"
+            let base = wobble.map { 100 * (1 + $0) }
+            rows[i]["base_values"] = base
+            // 20% slower: t/s down, CPU time per operation up; everything else the same.
+            switch rows[i]["metric"] as? String {
+            case "tokens_per_s" where rows[i]["case"] as? String == "pp8": rows[i]["new_values"] = base.map { $0 / 1.2 }
+            case _ where cpu && rows[i]["case"] as? String == "pp8": rows[i]["new_values"] = base.map { $0 * 1.2 }
+            default: rows[i]["new_values"] = base
+            }
+        }
+        report["rows"] = rows
+        ab["report"] = report
+        doc["ab"] = ab
+        let recorded = dir.appendingPathComponent("recorded.json")
+        try JSONSerialization.data(withJSONObject: doc).write(to: recorded)
+        let before = try Data(contentsOf: recorded)
+
+        let gated = try cli.quantbench(["ab", "--rejudge", recorded.path])
+        XCTAssertEqual(gated.status, 1, gated.stderr + gated.stdout)
+        XCTAssertTrue(gated.stdout.contains("**REGRESSION** pp8 t/s: 20.0% worse"), gated.stdout)
+        XCTAssertTrue(gated.stdout.contains("Re-judged from \(recorded.path)"), gated.stdout)
+        let lenient = try cli.quantbench(["ab", "--rejudge", recorded.path, "--max-regression", "30", "--out", dir.appendingPathComponent("re.json").path])
+        XCTAssertEqual(lenient.status, 0, lenient.stderr + lenient.stdout)
+        let re = try json("re.json")
+        XCTAssertEqual(((re["ab"] as? [String: Any])?["report"] as? [String: Any])?["status"] as? Int, 0)
+
+        let onto = try cli.quantbench(["ab", "--rejudge", recorded.path, "--out", recorded.path])
+        XCTAssertEqual(onto.status, 2, onto.stderr)
+        XCTAssertEqual(try Data(contentsOf: recorded), before, "the recorded run is never overwritten")
+        let notAB = dir.appendingPathComponent("plain.json")
+        var plain = doc
+        plain["ab"] = nil
+        try JSONSerialization.data(withJSONObject: plain).write(to: notAB)
+        let refused = try cli.quantbench(["ab", "--rejudge", notAB.path])
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.stderr.contains("not an ab result"), refused.stderr)
+        let both = try cli.quantbench(["ab", "--rejudge", recorded.path, "--baseline", bin])
+        XCTAssertNotEqual(both.status, 0)
+        XCTAssertTrue(both.stderr.contains("--rejudge reads recorded rounds"), both.stderr)
+    }
+
     func testBadInputExitsTwo() throws {
         let r = try cli.quantbench(["ab", "--baseline", "/nonexistent/quantbench", "--candidate", cli.binary.path])
         XCTAssertEqual(r.status, 2)

@@ -7,7 +7,7 @@ import QBSupport
 /// comes from a Wilcoxon signed-rank test on per-round log-ratios (`ab`) or a Mann-Whitney U test
 /// (`compare`), and Holm's step-down adjustment over all of them holds the chance of any
 /// false alarm in the whole run at α (5%). A metric gates only when it is **both**
-/// significant after Holm **and** large: worse by at least half the practical threshold
+/// significant after Holm **and** large: worse by at least two thirds of the practical threshold
 /// (`--max-regression`: 10% for times and speeds, 5% for work counters) with its 95% interval
 /// reaching the threshold, so a change of the threshold's size gates whenever it is
 /// significant and one well under it does not. Memory is compared
@@ -47,7 +47,7 @@ public struct GatePolicy: Sendable, Codable, Equatable {
     /// The gating rule in one sentence, for the reports' method line.
     public var ruleText: String {
         String(
-            format: "a metric gates when significant, worse by at least half its threshold and with its 95%% interval "
+            format: "a metric gates when significant, worse by at least two thirds of its threshold and with its 95%% interval "
                 + "reaching it (%.0f%% for times, %.0f%% for work counters), memory by more than %@ and %.0f%%",
             timeThreshold * 100, workThreshold * 100, ModelReport.formatBytes(Int(memorySlackBytes)), timeThreshold * 100)
     }
@@ -227,15 +227,17 @@ public enum RegressionGate {
     }
 
     /// A wall-clock regression of a case whose process CPU time per operation did not grow
-    /// significantly is the machine's, not the engine's: on a shared machine a busy neighbour
+    /// with it is the machine's, not the engine's: on a shared machine a busy neighbour
     /// stretches wall time while the work done (CPU time, which the worker pool's spinning
     /// includes) stays put. Such a row is kept as a possible regression, not gated. The CPU
-    /// time has to grow significantly (after Holm) and by at least a quarter of the wall
-    /// time's growth, not by the threshold: a slower serial section on one of two threads
-    /// lengthens wall time by its full amount but CPU time by about half (a quarter with four
-    /// threads), while a neighbour's cache and memory traffic moves CPU time by a percent or
-    /// two. Cases measured without CPU time (generation and chat cases) gate on wall time as
-    /// before.
+    /// time's estimate has to grow by at least a quarter of the wall time's, not by the
+    /// threshold: a slower serial section on one of two threads lengthens wall time by its
+    /// full amount but CPU time by about half (a quarter with four threads), while a
+    /// neighbour's cache and memory traffic moves CPU time by a percent or two. No second
+    /// significance test: CPU time is the noisier figure (one disturbed round moves it more),
+    /// and this only ever removes gates that Holm already allowed, so the run's false-alarm
+    /// rate stays within α. Cases measured without CPU time (generation and chat cases) gate
+    /// on wall time as before.
     static func corroborated(_ rows: [GateRow], policy: GatePolicy) -> [GateRow] {
         let cpu = Metric.cpuSeconds.rawValue
         var out = rows
@@ -243,10 +245,9 @@ public enum RegressionGate {
             guard let c = rows.first(where: { $0.caseID == out[i].caseID && $0.metric == cpu && $0.verdict != .invalid }),
                 c.change.isFinite
             else { continue }
-            if c.change >= out[i].change / 4, let pHolm = c.pHolm, pHolm < policy.alpha { continue }
+            if c.change > 0, c.change >= out[i].change / 4 { continue }
             out[i].verdict = .possibleRegression
-            out[i].detail = String(
-                format: "wall time only: CPU time per operation changed %+.1f%% (Holm p %.4f)", c.change * 100, c.pHolm ?? 1)
+            out[i].detail = String(format: "wall time only: CPU time per operation changed %+.1f%%", c.change * 100)
         }
         return out
     }
@@ -268,14 +269,16 @@ public enum RegressionGate {
         return .unchanged
     }
 
-    /// Whether a time or work row is "large": its point estimate is worse by at least half the
-    /// threshold and its 95% interval reaches the threshold, i.e. a regression of the threshold's
-    /// size is consistent with the data. Gating on the point estimate alone would catch a true
-    /// change of exactly the threshold only half the time; this catches it whenever it is
-    /// significant, while a change well under the threshold, measured with an interval that
-    /// stays under it, passes. Without an interval the point estimate decides.
+    /// Whether a time or work row is "large": its point estimate is worse by at least two thirds
+    /// of the threshold and its 95% interval reaches the threshold, i.e. a regression of the
+    /// threshold's size is consistent with the data. Gating on the point estimate alone would
+    /// catch a true change of exactly the threshold only half the time; this catches it
+    /// whenever it is significant, while a change well under the threshold passes: measured
+    /// here, a 3% change came out at 2.3-5.4% and a 10% one at 9.9-12.2% (CI suite, 24 rounds),
+    /// and two thirds of 10% lies between them with room on both sides. Without an interval
+    /// the point estimate decides.
     static func reachesThreshold(_ r: GateRow, metric: Metric, threshold: Double) -> Bool {
-        guard r.change.isFinite, r.change >= threshold / 2 else { return false }
+        guard r.change.isFinite, r.change >= threshold * 2 / 3 else { return false }
         let bound = metric.higherIsBetter ? r.interval.low : r.interval.high
         guard bound.isFinite, bound > 0 else { return r.change > threshold }
         let worstChange = metric.higherIsBetter ? 1 / bound - 1 : bound - 1
