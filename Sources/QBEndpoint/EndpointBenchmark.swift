@@ -48,6 +48,8 @@ public struct EndpointSettings: Sendable {
     public var consistencyPrompts = 8
     /// The shape of the gamma-distributed gaps between arrivals in rate mode (1: Poisson).
     public var burstiness = 1.0
+    /// Which requests the result lists one by one; the distributions always use them all.
+    public var requestRecords = RequestRecords.all
 
     public init(target: EndpointTarget, levels: [LoadMode]) {
         self.target = target
@@ -62,6 +64,21 @@ public struct EndpointSettings: Sendable {
         switch mode {
         case .concurrency(let n): return max(16, 4 * n)
         case .rate: return 32
+        }
+    }
+}
+
+/// Which per-request records a level's result keeps. A 10-minute soak at a saturating rate
+/// sends tens of thousands of requests, and listing each (its inter-token gaps included)
+/// makes a results file of a hundred megabytes; the figures are the same either way.
+public enum RequestRecords: String, Sendable, CaseIterable {
+    case all, failed, none
+
+    func kept(_ records: [RequestRecord]) -> [RequestRecord] {
+        switch self {
+        case .all: return records
+        case .failed: return records.filter { $0.error != nil }
+        case .none: return []
         }
     }
 }
@@ -356,10 +373,13 @@ public struct EndpointBenchmark: Sendable {
         level.distributions["itl_s"] = Distribution(itl)
         level.distributions["end_to_end_s"] = Distribution(e2e)
         level.distributions["output_tokens"] = Distribution(done.compactMap { $0.outputTokens.map(Double.init) })
-        level.requests = records
+        level.requests = settings.requestRecords.kept(records)
 
         var c = CaseResult(id: mode.caseID, kind: .load)
         c.notes = skipped.map { "not sent: \($0)" }
+        if level.requests.count < records.count {
+            c.notes.append("\(records.count - level.requests.count) of \(records.count) per-request records left out (--request-records \(settings.requestRecords.rawValue))")
+        }
         if done.contains(where: { $0.tokensFrom == "chunks" }) {
             c.notes.append("the server sent no usage for some requests: their output tokens are chunks with text")
         }

@@ -52,6 +52,9 @@ struct EndpointOptions: ParsableArguments {
     @Flag(name: .customLong("unique-prompts"), help: "With --endpoint: start every prompt with 'Request <level>.<n>: ' so no request shares a prefix with an earlier one (a server's prompt cache cannot answer it; vllm bench serve's random prompts do the same).")
     var uniquePrompts = false
 
+    @Option(name: .customLong("request-records"), help: "With --endpoint: which requests the results list one by one: all, failed or none (the figures always use every request; a long soak's records run to a hundred megabytes).")
+    var requestRecords = "all"
+
     /// The load levels: each concurrency, or each rate (capped by a single concurrency).
     func levels() throws -> [LoadMode] {
         let counts = try Bench.list(concurrency, "--concurrency", minimum: 1)
@@ -99,7 +102,7 @@ struct EndpointOptions: ParsableArguments {
             maxTokens.map { _ in "--max-tokens" }, slo.map { _ in "--slo" }, timeout != 300 ? "--timeout" : nil,
             maxErrorRate != 0 ? "--max-error-rate" : nil, uniquePrompts ? "--unique-prompts" : nil,
             dataset.map { _ in "--dataset" }, burstiness != 1 ? "--burstiness" : nil,
-            consistencyPrompts != 8 ? "--consistency-prompts" : nil,
+            consistencyPrompts != 8 ? "--consistency-prompts" : nil, requestRecords != "all" ? "--request-records" : nil,
         ].compactMap { $0 }
     }
 
@@ -109,6 +112,9 @@ struct EndpointOptions: ParsableArguments {
             return
         }
         guard EndpointAPI(rawValue: api) != nil else { throw ValidationError("--api takes auto, chat or completions, got '\(api)'") }
+        guard RequestRecords(rawValue: requestRecords) != nil else {
+            throw ValidationError("--request-records takes all, failed or none, got '\(requestRecords.prefix(40))'")
+        }
         _ = try levels()
         if let n = numRequests, !(1...10_000_000).contains(n) { throw ValidationError("--num-requests must be between 1 and 10000000") }
         if let d = duration, !(d.isFinite && d > 0 && d <= 7 * 86400) { throw ValidationError("--duration must be a positive number of seconds (at most a week)") }
@@ -172,6 +178,7 @@ extension Bench {
         settings.uniquePrompts = e.uniquePrompts
         settings.burstiness = e.burstiness
         settings.consistencyPrompts = e.consistencyPrompts
+        settings.requestRecords = RequestRecords(rawValue: e.requestRecords) ?? .all
         let client = HTTPStreamClient()
         let quiet = json
         let result: BenchResult

@@ -202,6 +202,28 @@ final class EndpointBenchTests: XCTestCase {
         for r in a.requests { XCTAssertLessThanOrEqual(r.outputTokens ?? 99, 4) }
     }
 
+    /// `--request-records none` leaves the per-request list out of the results, not out of the
+    /// figures; `failed` keeps only failed requests (none here).
+    func testRequestRecordsCanBeLeftOut() throws {
+        let server = try serve()
+        defer { server.stop() }
+        for (mode, expected) in [("all", 6), ("failed", 0), ("none", 0)] {
+            let out = dir.appendingPathComponent("records-\(mode).json")
+            let r = try quantbench([
+                "bench", "--endpoint", "http://127.0.0.1:\(server.port)/v1", "--concurrency", "2", "--num-requests", "6",
+                "--warmup", "0", "--max-tokens", "3", "--request-records", mode, "--out", out.path, "--no-db",
+            ])
+            XCTAssertEqual(r.status, 0, r.stderr + r.stdout)
+            let result = try load(out)
+            let level = try XCTUnwrap(result.endpoint?.levels.first)
+            XCTAssertEqual(level.completed, 6, mode)
+            XCTAssertEqual(level.requests.count, expected, mode)
+            XCTAssertEqual(level.distributions["ttft_s"]?.count, 6, "\(mode): the figures still use every request")
+            let notes = try XCTUnwrap(result.cases.first { $0.id == "concurrency-2" }).notes
+            XCTAssertEqual(notes.contains { $0.contains("per-request records left out") }, expected == 0, "\(mode): \(notes)")
+        }
+    }
+
     /// Prompts from a JSON Lines file: text lines to /completions, messages to chat, each
     /// with its own max_tokens.
     func testDatasetPrompts() throws {
@@ -284,6 +306,8 @@ final class EndpointBenchTests: XCTestCase {
             (["--endpoint", "http://127.0.0.1:1", "--api", "embeddings"], "--api"),
             (["--endpoint", "http://127.0.0.1:1", "--max-error-rate", "2"], "--max-error-rate"),
             (["--endpoint", "http://127.0.0.1:1", "-m", "a,b"], "-m/--model"),
+            (["--endpoint", "http://127.0.0.1:1", "--request-records", "some"], "--request-records"),
+            (["--request-records", "none"], "--request-records goes with --endpoint"),
         ]
         for (args, expected) in cases {
             let r = try quantbench(["bench", "--no-db"] + args)
