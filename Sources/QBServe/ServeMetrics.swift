@@ -1,3 +1,4 @@
+import QBRunner
 import Synchronization
 
 /// The server's counters, gauges and histograms, readable at any time without waiting
@@ -101,6 +102,17 @@ public final class ServeMetrics: Sendable {
         metric("quantbench_kv_cache_used_bytes", "gauge", "KV cache bytes holding positions of running sequences.", [("", "\(v.kvBytes)")])
         metric("quantbench_kv_cache_reserved_bytes", "gauge", "KV cache bytes reserved by admitted requests.", [("", "\(v.kvReserved)")])
         metric("quantbench_kv_cache_budget_bytes", "gauge", "KV cache budget (--kv-budget).", [("", "\(kvBudget)")])
+        // The process's memory, read now: a server that leaks per request shows it here first.
+        let memory = MemoryStats.current()
+        if let rss = memory.residentBytes {
+            metric("process_resident_memory_bytes", "gauge", "Resident memory of the server process (VmRSS).", [("", "\(rss)")])
+        }
+        if let allocated = memory.allocatedBytes {
+            metric("quantbench_tcmalloc_allocated_bytes", "gauge", "Bytes the program holds from tcmalloc.", [("", "\(allocated)")])
+        }
+        if let heap = memory.heapBytes {
+            metric("quantbench_tcmalloc_heap_bytes", "gauge", "Bytes tcmalloc has taken from the system.", [("", "\(heap)")])
+        }
         histogram("quantbench_time_to_first_token_seconds", "From admission to the first generated token.", v.ttft)
         histogram("quantbench_inter_token_latency_seconds", "Between consecutive tokens of one sequence.", v.itl)
         histogram("quantbench_queue_wait_seconds", "From arrival to admission.", v.queueWait)

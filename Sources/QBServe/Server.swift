@@ -69,10 +69,15 @@ public struct ServeAPI: Sendable {
         }
         router.get("/health") { _, _ in
             let load = scheduler.metrics.load
-            return json(.object(JSONObject(members: [
+            let memory = MemoryStats.current()
+            var members: [(key: String, value: JSONValue)] = [
                 ("status", .string("ok")), ("slots_active", .int(load.active)), ("slots_total", .int(options.limits.parallel)),
                 ("queue_depth", .int(load.queued)), ("kv_cache_used_bytes", .int(load.kvBytes)),
-            ])))
+            ]
+            for (key, value) in [("tcmalloc_allocated_bytes", memory.allocatedBytes), ("resident_bytes", memory.residentBytes)] {
+                if let value { members.append((key, .int(value))) }
+            }
+            return json(.object(JSONObject(members: members)))
         }
         router.get("/metrics") { _, _ in
             Response(

@@ -54,6 +54,7 @@ final class OpenAIClientTests: XCTestCase {
         XCTAssertEqual(results?["stream_equals_whole"] as? Bool, true)
         XCTAssertEqual(results?["sigterm_clean"] as? Bool, true)
         XCTAssertGreaterThanOrEqual(results?["malformed"] as? Int ?? 0, 30)
+        XCTAssertNotNil(results?["disconnects_allocated_growth"] as? Int, "the server's /health reports tcmalloc's allocated bytes")
         print("serve_client:", line)
     }
 }

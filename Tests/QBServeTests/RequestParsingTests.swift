@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBRunner
 @testable import QBServe
 
 /// The request checks without HTTP: what is accepted, what each refusal says.
@@ -81,5 +82,9 @@ final class RequestParsingTests: XCTestCase {
         XCTAssertTrue(text.contains(#"quantbench_time_to_first_token_seconds_bucket{le="0.025"} 1"#))
         XCTAssertTrue(text.contains(#"quantbench_inter_token_latency_seconds_bucket{le="+Inf"} 1"#))
         XCTAssertTrue(text.contains("quantbench_slots_total 2"))
+        XCTAssertNotNil(text.range(of: #"process_resident_memory_bytes [1-9][0-9]{5,}\n"#, options: .regularExpression), text)
+        if MemoryStats.current().allocatedBytes != nil {
+            XCTAssertNotNil(text.range(of: #"quantbench_tcmalloc_allocated_bytes [1-9][0-9]*\n"#, options: .regularExpression), text)
+        }
     }
 }

@@ -155,17 +155,36 @@ def run_checks(port):
     results["seeded_alone_equals_batched"] = True
     wait_idle(port)
 
-    # A client that disconnects mid-stream frees its slot.
-    for _ in range(5):
-        stream = client.chat.completions.create(model="tiny", messages=messages, max_tokens=200, temperature=0.8, seed=1, stream=True)
+    # Clients that disconnect mid-stream free their slots, their KV positions and their
+    # memory: 100 of them, 10 at a time, after 10 that warm the allocator's caches.
+    def disconnect(k):
+        stream = client.chat.completions.create(model="tiny", messages=messages, max_tokens=200, temperature=0.8, seed=k, stream=True)
         n = 0
         for _chunk in stream:
             n += 1
             if n == 3:
                 break
         stream.close()
+
+    def disconnect_many(count, width):
+        def run(w):
+            for k in range(w, count, width):
+                disconnect(k)
+        ts = [threading.Thread(target=run, args=(w,)) for w in range(width)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(300)
+
+    disconnect_many(10, 5)
+    before = wait_idle(port)
+    disconnect_many(100, 10)
     h = wait_idle(port)
     results["disconnect_frees_slot"] = h
+    if "tcmalloc_allocated_bytes" in before:
+        growth = h["tcmalloc_allocated_bytes"] - before["tcmalloc_allocated_bytes"]
+        results["disconnects_allocated_growth"] = growth
+        check(growth < 4 << 20, "100 disconnects grew tcmalloc's allocated bytes by %d (from %d)" % (growth, before["tcmalloc_allocated_bytes"]))
 
     # Malformed requests: each answers 4xx with an OpenAI-style error body.
     ok_body = {"model": "tiny", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
