@@ -2,12 +2,17 @@ import CQBKernels
 
 /// Decode: one activation row against every weight format. The int8 dot products are
 /// `qb_dot_ggml.c`, `qb_dot_kquant.c` and `qb_dot_mlx.c`; dense rows `qb_dense.c`;
-/// interleaved Q4_0/Q8_0 rows `qb_repack.c`.
+/// interleaved Q4_0/Q8_0 rows `qb_repack.c`, or interleaved Q4_0
+/// on the 16-row tiles of `qb_matvec_tiles.c` where the kernel set has them.
 extension Linear {
     /// Units [u0, u1) of `w` (rows, or four-row groups when interleaved) against `input`.
     static func rows(_ w: Matrix, _ input: QuantizedInput, _ y: UnsafeMutablePointer<Float>, _ u0: Int, _ u1: Int) {
         let r0 = Int64(u0), r1 = Int64(u1), cols = Int64(w.cols), x = input.x
         if w.layout == .interleaved4 {
+            if takesQ4Tiles(w), let offsets = input.offsets {
+                var xq = input.q8a, o: UnsafePointer<Int32>? = offsets, out: UnsafeMutablePointer<Float>? = y
+                return q4Tiles(w, &xq, &o, &out, count: 1, u0, u1)
+            }
             return qb_matvec_repacked(w.format.ggmlID, w.base, input.q8a, y, r0, r1, cols)
         }
         switch w.format {

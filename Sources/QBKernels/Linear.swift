@@ -33,7 +33,9 @@ public enum Linear {
         for u in units { offsets.append(offsets.last! + u) }
         let total = offsets.last!
         let minimum = ws.allSatisfy { $0.layout == .interleaved4 } ? 4 : 16
-        pool.parallelFor(total, grain: pool.grain(for: total, minimum: minimum)) { range, _ in
+        var grain = pool.grain(for: total, minimum: minimum)
+        if ws.allSatisfy(takesQ4Tiles) { grain = tileGrain(grain) }
+        pool.parallelFor(total, grain: grain) { range, _ in
             var i = 0
             while i < ws.count, offsets[i + 1] <= range.lowerBound { i += 1 }
             var lo = range.lowerBound
@@ -108,12 +110,16 @@ extension Linear {
     /// `count` sequences), on the decode kernels: row b of every output is bitwise what
     /// `matvec(_:_:_:pool:)` gives for row b alone, whatever `count` is, so a sequence
     /// samples the same tokens alone or beside others. Each block of weight rows is read
-    /// from memory once per step and dotted with all `count` rows while it is in cache.
+    /// from memory once per step and dotted with all `count` rows while it is in cache:
+    /// interleaved Q4_0 on the 16-row tiles (`takesQ4Tiles`, up to 8 rows per pass),
+    /// interleaved Q8_0 (and Q4_0 elsewhere) on the four-row kernel for several rows, the
+    /// other formats row by row over blocks of `batchUnitBlock` units.
     /// X is `[count][cols]`; Y[i] is `[count][ws[i].rows]`.
     public static func matvecRows(
-        _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool
+        _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool,
+        kernel: BatchKernel = .best
     ) {
-        if count == 1 { return matvec(ws, x, ys, pool: pool) }
+        if count == 1 && kernel == .best { return matvec(ws, x, ys, pool: pool) }
         guard let cols = ws.first?.cols, count > 0 else { return }
         let inputs = QuantizedInput.rows(ws, x, cols: cols, count: count, pool: pool)
         let units = ws.map { $0.layout == .interleaved4 ? $0.rows / 4 : $0.rows }
@@ -121,12 +127,16 @@ extension Linear {
         for u in units { offsets.append(offsets[offsets.count - 1] + u) }
         let total = offsets[offsets.count - 1]
         let minimum = ws.allSatisfy { $0.layout == .interleaved4 } ? 4 : 16
+        let tiles = ws.map { kernel == .best && takesQ4Tiles($0) }
+        var grain = pool.grain(for: total, minimum: minimum)
+        if tiles.allSatisfy({ $0 }) { grain = tileGrain(grain) }
         let block = batchUnitBlock
-        // Interleaved Q4_0/Q8_0 take the multi-row kernel: each group's blocks are loaded and
+        // Interleaved Q4_0/Q8_0 take the multi-row kernels: each group's blocks are loaded and
         // unpacked once for several activation rows.
         let q8a: [UnsafePointer<qb_q8a>?] = inputs.map(\.q8a)
+        let offs: [UnsafePointer<Int32>?] = inputs.map(\.offsets)
         let outRows: [[UnsafeMutablePointer<Float>?]] = zip(ws, ys).map { w, y in (0..<count).map { y + $0 * w.rows } }
-        pool.parallelFor(total, grain: pool.grain(for: total, minimum: minimum)) { range, _ in
+        pool.parallelFor(total, grain: grain) { range, _ in
             var i = 0
             while i < ws.count, offsets[i + 1] <= range.lowerBound { i += 1 }
             var lo = range.lowerBound
@@ -136,9 +146,17 @@ extension Linear {
                     let hi = min(range.upperBound, offsets[i + 1])
                     q8a.withUnsafeBufferPointer { xs in
                         outRows[i].withUnsafeBufferPointer { yr in
-                            qb_matvec_repacked_rows(
-                                w.format.ggmlID, w.base, xs.baseAddress, yr.baseAddress, Int64(count),
-                                Int64(lo - offsets[i]), Int64(hi - offsets[i]), Int64(w.cols))
+                            guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
+                            if tiles[i] {
+                                offs.withUnsafeBufferPointer { o in
+                                    guard let op = o.baseAddress else { return }
+                                    q4Tiles(w, xp, op, yp, count: count, lo - offsets[i], hi - offsets[i])
+                                }
+                            } else {
+                                qb_matvec_repacked_rows(
+                                    w.format.ggmlID, w.base, xp, yp, Int64(count), Int64(lo - offsets[i]),
+                                    Int64(hi - offsets[i]), Int64(w.cols))
+                            }
                         }
                     }
                     lo = hi
@@ -154,10 +172,22 @@ extension Linear {
         }
     }
 
-    /// Y = X Wᵀ for `count` rows of batched decode (`matvecRows(_:_:_:count:pool:)`).
+    /// Y = X Wᵀ for `count` rows of batched decode (`matvecRows(_:_:_:count:pool:kernel:)`).
     public static func matvecRows(
-        _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
+        _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool,
+        kernel: BatchKernel = .best
     ) {
-        matvecRows([w], x, [y], count: count, pool: pool)
+        matvecRows([w], x, [y], count: count, pool: pool, kernel: kernel)
+    }
+
+    /// Which kernel batched decode runs interleaved Q4_0 on.
+    public enum BatchKernel: Sendable {
+        /// The engine's choice: the 16-row tiles where the kernel set has them.
+        case best
+        /// The four-row kernel (`qb_matvec_repacked_rows`) at every batch size, one row
+        /// included: what batched decode ran before the tiles, kept for side-by-side timing
+        /// (`quantbench serve --bench-batch`). Bitwise equal to `matvec` only on sets
+        /// without the tiles.
+        case fourRow
     }
 }

@@ -193,7 +193,8 @@ extension LanguageModel {
     /// One decode step of several sequences at once (continuous batching): `tokens[t]` is
     /// appended to `states[t]`'s cache at its next position, and the result holds each
     /// sequence's logits (`[count][vocab]`). The products read every weight once for all
-    /// rows, on the decode kernels row by row, so sequence t's logits are bitwise those of
+    /// rows (`Linear.matvecRows`), each row's arithmetic that of decode's single row, so
+    /// sequence t's logits are bitwise those of
     /// `forward([tokens[t]], state: states[t])` alone. Attention runs per sequence over its
     /// own cache. `scratch` supplies the activations of the batch (its `maxBatch` at least
     /// `tokens.count`; its own cache is not touched) and the worker pool.
@@ -243,6 +244,10 @@ public final class InferenceState: @unchecked Sendable {
     public let maxBatch: Int
     /// Set by `forwardBatch` for the duration of one batched decode step.
     var decodeBatch: DecodeBatch?
+    /// The kernel batched decode steps with this state as scratch run interleaved Q4_0 on:
+    /// the engine's choice unless a benchmark sets the earlier four-row kernel to time the
+    /// two side by side (`quantbench serve --bench-batch`).
+    public var batchKernel: Linear.BatchKernel = .best
     let x, xb, q, k, v, att, hb, hb2, cos, sin: FloatBuffer
     /// RoPE angles of the sliding-window layers, for configs whose windowed layers have a
     /// RoPE base of their own (Gemma 3); empty otherwise.

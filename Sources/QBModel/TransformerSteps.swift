@@ -35,11 +35,12 @@ struct TransformerSteps {
     @inline(__always) func cache(_ t: Int) -> KVCache { batch?.caches[t] ?? s.cache }
 
     /// Y[i] = X W[i]ᵀ over the chunk's rows: prefill's tiles for consecutive positions, the
-    /// decode kernels row by row (each weight block read once for all rows) for a batch of
-    /// sequences, so each sequence's logits do not depend on its neighbours.
+    /// batched decode kernels (`Linear.matvecRows`: each weight block read once for all
+    /// rows, each row's arithmetic that of a single row) for a batch of sequences, so each
+    /// sequence's logits do not depend on its neighbours.
     func matmul(_ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], rows: Int) {
         if batch != nil {
-            Linear.matvecRows(ws, x, ys, count: rows, pool: pool)
+            Linear.matvecRows(ws, x, ys, count: rows, pool: pool, kernel: s.batchKernel)
         } else {
             Linear.matmul(ws, x, ys, count: rows, pool: pool)
         }
@@ -204,7 +205,12 @@ struct TransformerSteps {
         _ layer: LayerWeights, _ activate: (UnsafeMutablePointer<Float>, UnsafePointer<Float>, Int) -> Void
     ) {
         matmul([layer.gate, layer.up], s.xb.pointer, [s.hb.pointer, s.hb2.pointer], rows: count)
-        activate(s.hb.pointer, s.hb2.pointer, count * config.intermediateSize)
+        // Row by row, the rows shared out: each row is then computed as it is alone (the
+        // same vector and tail split), and a batched step does not run it on one core.
+        let n = config.intermediateSize, gate = s.hb.pointer, up = s.hb2.pointer
+        pool.parallelFor(count) { range, _ in
+            for t in range { activate(gate + t * n, up + t * n, n) }
+        }
         matmul([layer.down], s.hb.pointer, [s.xb.pointer], rows: count)
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import QBKernels
 import QBRunner
 import QBServe
 
@@ -76,11 +77,30 @@ struct Serve: AsyncParsableCommand {
         if let sizes = benchBatch {
             let bs = sizes.split(separator: ",").compactMap { Int($0) }.filter { $0 >= 1 && $0 <= 256 }
             guard !bs.isEmpty else { throw ValidationError("--bench-batch takes batch sizes such as 1,2,4,8") }
-            let rows = try BatchBenchmark.run(model: prepared.model, pool: pool, kvType: prepared.kvType, sizes: bs)
-            print("batch  ms/step  tokens/s  speedup  prefill-chunk-ms (same rows, tile path)")
+            print("CPU: \(CPUInfo.modelName), kernel set \(KernelSet.active.name), \(pool.threadCount) threads")
+            let kernels = BatchBenchmark.kernels(model: prepared.model, pool: pool, sizes: bs)
+            print("layer 0 gate+up product, medians (cpu: the calling thread's; all of it at --threads 1)")
+            print("batch  engine-us  vs-B1  GB/s  GMAC/s  engine-cpu-us  vs-B1  four-row-us  vs-B1  four-row-cpu-us  vs-B1")
+            for r in kernels {
+                let base = kernels[0], n = Double(base.batch)
+                print(String(
+                    format: "%5d  %9.1f  %5.2fx  %5.1f  %6.1f  %13.1f  %5.2fx  %11.1f  %5.2fx  %15.1f  %5.2fx", r.batch,
+                    r.bestMicroseconds, r.bestMicroseconds / base.bestMicroseconds * n, Double(r.weightBytes) / r.bestMicroseconds / 1e3,
+                    Double(r.multiplyAdds) / r.bestMicroseconds / 1e3, r.bestCPUMicroseconds,
+                    r.bestCPUMicroseconds / base.bestCPUMicroseconds * n, r.fourRowMicroseconds,
+                    r.fourRowMicroseconds / base.fourRowMicroseconds * n, r.fourRowCPUMicroseconds,
+                    r.fourRowCPUMicroseconds / base.fourRowCPUMicroseconds * n))
+            }
+            let rows = try BatchBenchmark.run(
+                model: prepared.model, pool: pool, kvType: prepared.kvType, sizes: bs, kernels: [.best, .fourRow])
+            print("whole step, medians: kernel  batch  ms/step  tokens/s  speedup  cpu-ms/step  cpu-speedup  prefill-chunk-ms (same rows, tile path)")
             for r in rows {
-                let speedup = r.tokensPerSecond / rows[0].tokensPerSecond * Double(rows[0].batch)
-                print(String(format: "%5d  %7.2f  %8.1f  %6.2fx  %8.2f", r.batch, r.msPerStep, r.tokensPerSecond, speedup, r.prefillChunkMs))
+                guard let base = rows.first(where: { $0.kernel == r.kernel }) else { continue }
+                let speedup = r.tokensPerSecond / base.tokensPerSecond * Double(base.batch)
+                let cpuSpeedup = base.cpuMsPerStep / Double(base.batch) * Double(r.batch) / r.cpuMsPerStep
+                print((r.kernel == .best ? "engine  " : "four-row") + String(
+                    format: "  %5d  %7.2f  %8.1f  %6.2fx  %8.2f  %6.2fx  %8.2f", r.batch, r.msPerStep, r.tokensPerSecond, speedup,
+                    r.cpuMsPerStep, cpuSpeedup, r.prefillChunkMs))
             }
             return
         }

@@ -32,6 +32,8 @@
 #pragma clang fp contract(on)
 #include "qb_gemm_half.c"
 #pragma clang fp contract(on)
+#include "qb_matvec_tiles.c"
+#pragma clang fp contract(on)
 #include "qb_ops.c"
 #pragma clang fp contract(on)
 #include "qb_quantizer.c"

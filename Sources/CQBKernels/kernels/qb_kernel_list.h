@@ -16,6 +16,7 @@
 #include "../include/qb_dot_mlx.h"
 #include "../include/qb_formats.h"
 #include "../include/qb_gemm.h"
+#include "../include/qb_matvec_tiles.h"
 #include "../include/qb_ops.h"
 #include "../include/qb_quantizer.h"
 #include "../include/qb_repack.h"
@@ -96,6 +97,13 @@
       (int32_t type, const uint16_t *w, int64_t r0, int64_t r1, int64_t cols, const float *x, int64_t count,         \
        float *y, int64_t ystride),                                                                                   \
       (type, w, r0, r1, cols, x, count, y, ystride))                                                                 \
+    /* qb_matvec_tiles.h */                                                                                          \
+    V(q4_0_offsets, (const qb_q8a *x, int64_t nb, int32_t *offs), (x, nb, offs))                                     \
+    R(int, matvec_q4_0x16_fast, (void), ())                                                                          \
+    V(matvec_q4_0x16,                                                                                                \
+      (const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n, int64_t g0,   \
+       int64_t g1, int64_t cols),                                                                                    \
+      (w, xs, offs, ys, n, g0, g1, cols))                                                                            \
     /* qb_ops.h */                                                                                                   \
     V(rmsnorm, (const float *x, const float *weight, float *out, int64_t n, float eps), (x, weight, out, n, eps))     \
     V(softmax, (float *x, int64_t n), (x, n))                                                                        \

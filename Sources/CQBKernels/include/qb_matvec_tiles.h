@@ -1,0 +1,32 @@
+#ifndef QB_MATVEC_TILES_H
+#define QB_MATVEC_TILES_H
+#include <stdint.h>
+#include "qb_activation.h"
+
+// Decode of Q4_0 matrices in the four-row interleaved layout (qb_repack.h) on tiles of 16
+// rows (four consecutive row groups), for one activation row or a batch of them (batched
+// decode: several sequences' next positions against one read of the weights).
+//
+// Every output is the same sequence of float operations whatever the batch and whatever
+// rows share its tile, so a sequence's logits do not depend on its neighbours: for weight
+// row r and activation row x, over blocks b in order,
+//   acc = fmaf((float)(sum_j q[j] * x.qs[j] + offs[b]), h2f(d_r) * x.d, acc)
+// with q the block's unsigned nibbles (0..15) and offs[b] = -8 * sum_j x.qs[j] (Q4_0's
+// offset of 8 taken out in integers, so the block's sum is exact before it is rounded once).
+
+// offs[b] = -8 * (sum of block b's 32 quants), for b < nb: the offset term qb_matvec_q4_0x16
+// reads (once per activation row, shared by every matrix the row meets).
+void qb_q4_0_offsets(const qb_q8a *x, int64_t nb, int32_t *offs);
+
+// 1 when the active set computes qb_matvec_q4_0x16 with vector code (AVX-512 VNNI); the
+// other sets have only the scalar definition, which callers use in tests, not in decode.
+int qb_matvec_q4_0x16_fast(void);
+
+// ys[i][4g .. 4g+3] for row groups g in [g0, g1) of an interleaved Q4_0 matrix of `cols`
+// columns, for activation rows i < n (xs[i]: cols / 32 blocks, offs[i] from qb_q4_0_offsets).
+// Any group range: groups are taken four at a time, a last partial tile repeats its final
+// group and stores only the rows it owns.
+void qb_matvec_q4_0x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n,
+                       int64_t g0, int64_t g1, int64_t cols);
+
+#endif
