@@ -142,6 +142,25 @@ struct AB: ParsableCommand {
                 embeddedSuite = builtIn
             }
         }
+        // Before any round runs: every output can be written and replaces none of the inputs
+        // (the two binaries, the model, the tokenizer, the suite). Otherwise an unwritable
+        // --out fails only after all the rounds, and `--junit OLD-BINARY` replaces it.
+        let inputs: [String?] = [baseline, candidate, modelPath, tokenizer, suitePath]
+        var outputs: [(flag: String, path: String)] = []
+        if let out {
+            outputs += [("--out", out), ("--out", ResultsFile.markdownURL(for: URL(fileURLWithPath: out)).path)]
+        } else {
+            outputs.append(("--out", "results/ab.json"))
+        }
+        if let summary { outputs.append(("--summary", summary)) }
+        if let junit { outputs.append(("--junit", junit)) }
+        for output in outputs {
+            do {
+                try OutputGuard.check(output: output.path, kind: .file, flag: output.flag, inputs: inputs)
+            } catch {
+                throw fail("\(error)")
+            }
+        }
         args += ["--repetitions", "\(repetitions ?? Self.defaultRepetitions)", "--warmup", "\(warmup ?? Self.defaultWarmup)"]
         if let seed { args += ["--seed", "\(seed)"] }
         if let minSampleSeconds { args += ["--min-sample-seconds", "\(minSampleSeconds)"] }

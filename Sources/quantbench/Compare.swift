@@ -51,6 +51,17 @@ struct Compare: ParsableCommand {
     }
 
     func run() throws {
+        // Before anything is read: each output can be written and replaces neither input
+        // (`--junit base.json` would otherwise turn the baseline into XML). Exit 2, as for a
+        // file that cannot be read: 1 would say "regression".
+        for case let (flag, path?) in [("--summary", summary), ("--junit", junit)] {
+            do {
+                try OutputGuard.check(output: path, kind: .file, flag: flag, inputs: [base, new])
+            } catch {
+                FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
         // The kind of result decides the comparison; two kinds never compare.
         let kinds: (String?, String?)
         do {
@@ -91,7 +102,6 @@ struct Compare: ParsableCommand {
     /// Two eval results, setting by setting (see `EvalComparison`).
     func compareEvals() throws {
         if junit != nil { throw ValidationError("--junit is for bench results; two eval results give the Markdown table (and --summary)") }
-        if let summary { try OutputGuard.check(output: summary, kind: .file, flag: "--summary", inputs: [base, new]) }
         let comparison: EvalComparison
         do {
             let b = try EvalFiles.load(path: base), n = try EvalFiles.load(path: new)

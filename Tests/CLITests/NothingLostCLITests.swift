@@ -183,6 +183,56 @@ final class NothingLostCLITests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }, [], "no temporary files")
     }
 
+    // Before: `compare a.json b.json --junit a.json` replaced the baseline with JUnit XML
+    // (exit 0), and `--summary b.json` the new results with Markdown.
+    func testCompareNeverWritesOverItsResults() throws {
+        let m = try makeTiny()
+        let suite = Fixtures.prompts.appendingPathComponent("smoke.yaml").path
+        let a = dir.appendingPathComponent("a.json"), b = dir.appendingPathComponent("b.json")
+        let bench = try quantbench(["bench", "--model", m.path, "--suite", suite, "--out", a.path, "--repetitions", "1", "--warmup", "0", "--threads", "1"])
+        XCTAssertEqual(bench.status, 0, bench.stderr)
+        try FileManager.default.copyItem(at: a, to: b)
+        let original = try Data(contentsOf: a)
+        for (flag, target) in [("--junit", a), ("--summary", b), ("--junit", b), ("--summary", a)] {
+            let r = try quantbench(["compare", a.path, b.path, flag, target.path])
+            assertOneLineError(r, naming: flag)
+            XCTAssertEqual(r.status, 2, "a bad output is not a regression (1): \(r.stderr)")
+            XCTAssertTrue(r.stdout.isEmpty, "refused before comparing")
+            XCTAssertEqual(try Data(contentsOf: target), original, "\(flag) \(target.lastPathComponent) kept")
+        }
+        // Under a file: refused before comparing, not after.
+        let afile = dir.appendingPathComponent("afile")
+        try Data("x".utf8).write(to: afile)
+        let r = try quantbench(["compare", a.path, b.path, "--junit", afile.appendingPathComponent("j.xml").path])
+        assertOneLineError(r, naming: "afile")
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stdout.isEmpty, "refused before comparing")
+    }
+
+    // Before: `ab --junit OLD` replaced the baseline binary with JUnit XML after all the
+    // rounds, and `--out afile/x.json` failed only after all the rounds.
+    func testABOutputsAreCheckedBeforeTheRounds() throws {
+        let m = try makeTiny()
+        let old = dir.appendingPathComponent("old-quantbench")
+        try FileManager.default.copyItem(at: binary, to: old)
+        let original = try Data(contentsOf: old)
+        let afile = dir.appendingPathComponent("afile")
+        try Data("x".utf8).write(to: afile)
+        let common = ["ab", "--baseline", old.path, "--candidate", binary.path, "--model", m.path, "--pp", "8", "--tg", "4",
+                      "--rounds", "2", "--repetitions", "1", "--warmup", "0"]
+        for (flag, target, names) in [
+            ("--junit", old.path, "--junit"), ("--summary", m.appendingPathComponent("config.json").path, "--summary"),
+            ("--out", afile.appendingPathComponent("x.json").path, "afile"),
+        ] {
+            let r = try quantbench(common + [flag, target])
+            assertOneLineError(r, naming: names)
+            XCTAssertEqual(r.status, 2, r.stderr)
+            XCTAssertLessThan(r.seconds, 10, "refused before the first round")
+        }
+        XCTAssertEqual(try Data(contentsOf: old), original, "the baseline binary is kept")
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: old.path))
+    }
+
     // Before: wrote NUL bytes (token 0), exit 0.
     func testEveryTokenBannedIsAnError() throws {
         let m = try makeTiny()
