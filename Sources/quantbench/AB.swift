@@ -215,16 +215,20 @@ struct AB: ParsableCommand {
             throw fail("\(error)")
         }
         guard let recorded = result.ab else { throw fail("\(path): not an ab result (no \"ab\" section)") }
-        let summary = recorded.rejudged(policy: policy, source: path)
-        result.ab = summary
-        if let out {
+        let rejudged = recorded.rejudged(policy: policy, source: path)
+        result.ab = rejudged
+        var outputs: [(flag: String, path: String)] = []
+        if let out { outputs += [("--out", out), ("--out", ResultsFile.markdownURL(for: URL(fileURLWithPath: out)).path)] }
+        if let summary { outputs.append(("--summary", summary)) }
+        if let junit { outputs.append(("--junit", junit)) }
+        for output in outputs {
             do {
-                try OutputGuard.check(output: out, kind: .file, flag: "--out", inputs: [path])
+                try OutputGuard.check(output: output.path, kind: .file, flag: output.flag, inputs: [path])
             } catch {
                 throw fail("\(error)")
             }
         }
-        try finish(result, report: summary.report, url: out.map { URL(fileURLWithPath: $0) })
+        try finish(result, report: rejudged.report, url: out.map { URL(fileURLWithPath: $0) })
     }
 
     /// Writes what was asked for, prints the verdict and exits with its status.

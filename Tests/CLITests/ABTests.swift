@@ -176,6 +176,8 @@ final class ABTests: XCTestCase {
 
         let onto = try cli.quantbench(["ab", "--rejudge", recorded.path, "--out", recorded.path])
         XCTAssertEqual(onto.status, 2, onto.stderr)
+        let junitOnto = try cli.quantbench(["ab", "--rejudge", recorded.path, "--junit", recorded.path])
+        XCTAssertEqual(junitOnto.status, 2, junitOnto.stderr)
         XCTAssertEqual(try Data(contentsOf: recorded), before, "the recorded run is never overwritten")
         let notAB = dir.appendingPathComponent("plain.json")
         var plain = doc
