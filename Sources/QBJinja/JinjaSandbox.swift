@@ -8,8 +8,9 @@ public struct JinjaLimits: Sendable, Equatable {
     /// Expression evaluations plus loop iterations, across all loops and macro calls, plus
     /// one per 64 bytes of values made (the work of copying them). Real chat templates
     /// spend about 125 per message (3,300 at most on a 26-message conversation), so this
-    /// leaves room for conversations of 10,000 messages; 2 million take about 0.2 s in a
-    /// release build.
+    /// leaves room for conversations of 8,000 messages. A million of the cheapest kind (two
+    /// nested `range` loops) took 0.55 s of CPU in a release build on a busy Zen 4, so a
+    /// whole `quantbench template` run that hits this limit ends within a second.
     public var operations: Int
     /// Bytes of text one render (or one `{% set %}` / macro / filter block capture) may
     /// produce.
@@ -22,12 +23,14 @@ public struct JinjaLimits: Sendable, Equatable {
     /// temporaries count too): the bound on the render's memory.
     public var createdBytes: Int
     /// Wall time of one render, in seconds: the backstop for work the other limits do not
-    /// count.
+    /// count. Half a second, so that a command whose template hits it still ends within a
+    /// second with the program's own start-up counted (real templates render in well under
+    /// a millisecond).
     public var seconds: Double
 
     public init(
-        operations: Int = 2_000_000, outputBytes: Int = 8 << 20, valueBytes: Int = 8 << 20, createdBytes: Int = 32 << 20,
-        seconds: Double = 1
+        operations: Int = 1_000_000, outputBytes: Int = 8 << 20, valueBytes: Int = 8 << 20, createdBytes: Int = 32 << 20,
+        seconds: Double = 0.5
     ) {
         self.operations = operations
         self.outputBytes = outputBytes

@@ -52,7 +52,7 @@ final class JinjaSandboxTests: XCTestCase {
             ("sum of lists", "{{ ([[1] * 100000] * 100)|sum(start=[])|length }}", valueSize),
             // Filters and methods that widen.
             ("replace filter", "{{ ('a' * 1000000)|replace('a', 'b' * 100) }}", valueSize),
-            ("replace empty old", "{{ ('a' * 100000).replace('', 'x' * 1000) }}", valueSize),
+            ("replace empty old", "{{ ('a' * 100000).replace('', 'x' * 1000) }}", .limit([.valueBytes, .operations])),
             ("center filter", "{{ 'x'|center(1000000000000) }}", valueSize),
             ("ljust", "{{ 'x'.ljust(1000000000000) }}", valueSize),
             ("center method with fill", "{{ 'x'.center(1000000000000, '*') }}", valueSize),
