@@ -4,7 +4,7 @@ engine's median t/s over every repetition of every round (and each round's media
 over ik_llama.cpp's, and our roofline lines."""
 import glob, json, os, re, statistics as st
 
-FILES = ["Q4_0", "Q4_K_M", "Q8_0", "gemma", "Q4_0-1t"]
+FILES = ["Q4_0", "Q4_K_M", "Q8_0", "gemma", "Q4_0-1t", "Q4_0-tg", "Q4_K_M-tg"]
 
 def llama_bench(path):
     try:
