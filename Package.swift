@@ -149,7 +149,7 @@ let package = Package(
             name: "QBTestSupport", dependencies: ["QBRunner", "QBModel", "QBText"], path: "Tests/QBTestSupport"),
 
         .testTarget(name: "QBKernelsTests", dependencies: ["QBKernels", "QBTestSupport"]),
-        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText", "QBFormats", "QBSupport", "QBTestSupport"]),
+        .testTarget(name: "QBModelTests", dependencies: ["QBModel", "QBText", "QBFormats", "QBSupport", "QBRunner", "QBTestSupport"]),
         .testTarget(
             name: "QBTextTests", dependencies: ["QBText", "QBJinja", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"]),
         .testTarget(

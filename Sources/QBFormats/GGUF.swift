@@ -7,12 +7,15 @@ public enum GGUFValueType: UInt32, Sendable {
 }
 
 /// A GGUF metadata value, keeping its stored type so a file can be written back as read.
-/// Not `indirect`: an array's elements are stored inline (24 bytes each) rather than one
-/// heap box per element, which made a metadata array cost 50 bytes an element.
 public enum GGUFValue: Sendable, Equatable {
     case uint8(UInt8), int8(Int8), uint16(UInt16), int16(Int16), uint32(UInt32), int32(Int32)
     case float32(Float), bool(Bool), string(String), uint64(UInt64), int64(Int64), float64(Double)
-    case array(GGUFValueType, [GGUFValue])
+    case array(GGUFArray)
+
+    /// An array of `values` declared as `elementType`.
+    public static func array(_ elementType: GGUFValueType, _ values: [GGUFValue]) -> GGUFValue {
+        .array(GGUFArray(elementType, values))
+    }
 
     public var type: GGUFValueType {
         switch self {
@@ -56,7 +59,7 @@ public enum GGUFValue: Sendable, Equatable {
     }
 
     public var string: String? { if case .string(let s) = self { return s } else { return nil } }
-    public var array: [GGUFValue]? { if case .array(_, let a) = self { return a } else { return nil } }
+    public var array: GGUFArray? { if case .array(let a) = self { return a } else { return nil } }
 }
 
 /// One tensor of a GGUF file.
@@ -191,6 +194,8 @@ public final class GGUFFile: @unchecked Sendable {
         }
         self.tensors = tensors
         self.tensorIndex = index
+        // The header was read once; metadata arrays read it again where they lie, on demand.
+        file.dropPages(before: dataOffset)
     }
 
     public func tensor(_ name: String) -> GGUFTensor? { tensorIndex[name].map { tensors[$0] } }
@@ -199,11 +204,10 @@ public final class GGUFFile: @unchecked Sendable {
     struct Reader {
         let file: MappedFile
         var offset = 0
-        /// Bytes the metadata takes once decoded (values, strings), which may not pass three
-        /// times the file's size plus 4 MB, checked before each array is allocated: an
-        /// element costs 24 bytes decoded, so 8-byte elements (empty strings) cost three
-        /// times their bytes and a file of 20 million int32 (six times) is refused.
-        /// Vocabulary-only files stay well inside; model files are mostly tensor data.
+        /// Bytes the metadata takes once decoded (arrays, long strings), which may not pass
+        /// three times the file's size plus 4 MB, checked before each array is allocated.
+        /// Arrays are compact (`GGUFArray`), so only nested arrays (24 bytes an element, at
+        /// least 12 in the file) and long single strings come near it.
         var decodedBytes = 0
         var decodedAllowance: Int { file.size.multipliedReportingOverflow(by: 3).partialValue &+ (4 << 20) }
 
@@ -238,6 +242,38 @@ public final class GGUFFile: @unchecked Sendable {
             return String(decoding: bytes, as: UTF8.self)
         }
 
+        /// `count` strings where they lie in the file, with where each ends.
+        mutating func strings(count: Int, item: String) throws -> GGUFStringTable {
+            try charge(count * MemoryLayout<UInt32>.stride, item)
+            let first = offset
+            var ends: [UInt32] = []
+            ends.reserveCapacity(count)
+            for _ in 0..<count {
+                let n = try u64("length of \(item)")
+                guard n <= UInt64(file.size - offset) else {
+                    throw ModelError.invalidField(path: file.path, field: item, reason: "string length \(n) runs past the end of the file")
+                }
+                offset += Int(n)
+                guard let end = UInt32(exactly: offset - first) else {
+                    throw ModelError.invalidField(path: file.path, field: item, reason: "strings of one array span more than 4 GiB")
+                }
+                ends.append(end)
+            }
+            return GGUFStringTable(bytes: GGUFBytes(file: file, offset: first, count: offset - first), ends: ends)
+        }
+
+        /// An array of arrays: the only kind kept as `GGUFValue`s (at least 12 bytes each in the file).
+        mutating func nestedArrays(count: Int, item: String, depth: Int) throws -> GGUFArray {
+            guard count.multipliedReportingOverflow(by: 12).partialValue <= file.size - offset, count <= file.size - offset else {
+                throw ModelError.invalidField(path: file.path, field: item, reason: "array count \(count) runs past the end of the file")
+            }
+            try charge(count * MemoryLayout<GGUFValue>.stride, item)
+            var values: [GGUFValue] = []
+            values.reserveCapacity(count)
+            for _ in 0..<count { values.append(try value(type: GGUFValueType.array.rawValue, item: item, depth: depth + 1)) }
+            return GGUFArray(elementType: .array, storage: .values(values))
+        }
+
         mutating func value(type raw: UInt32, item: String, depth: Int) throws -> GGUFValue {
             guard let type = GGUFValueType(rawValue: raw) else {
                 throw ModelError.invalidField(path: file.path, field: item, reason: "unknown value type \(raw)")
@@ -270,25 +306,19 @@ public final class GGUFFile: @unchecked Sendable {
                 guard let elementType = GGUFValueType(rawValue: elementRaw) else {
                     throw ModelError.invalidField(path: file.path, field: item, reason: "unknown array element type \(elementRaw)")
                 }
-                // The smallest an element can be in the file: the count must fit what is left.
-                let smallest: UInt64
-                switch elementType {
-                case .uint8, .int8, .bool: smallest = 1
-                case .uint16, .int16: smallest = 2
-                case .uint32, .int32, .float32: smallest = 4
-                case .uint64, .int64, .float64, .string: smallest = 8
-                case .array: smallest = 12
+                guard let width = elementType.width ?? (elementType == .string ? 8 : nil) else {
+                    return .array(try nestedArrays(count: Int(count), item: item, depth: depth))
                 }
-                guard count.multipliedReportingOverflow(by: smallest).partialValue <= UInt64(file.size - offset),
-                      count <= UInt64(file.size - offset) else {
+                // The smallest an element can be in the file: the count must fit what is left.
+                let (inFile, overflow) = Int(count).multipliedReportingOverflow(by: width)
+                guard !overflow, inFile <= file.size - offset else {
                     throw ModelError.invalidField(
                         path: file.path, field: item, reason: "array count \(count) runs past the end of the file")
                 }
-                try charge(Int(count) * MemoryLayout<GGUFValue>.stride, item)
-                var values: [GGUFValue] = []
-                values.reserveCapacity(Int(count))
-                for _ in 0..<Int(count) { values.append(try value(type: elementRaw, item: item, depth: depth + 1)) }
-                return .array(elementType, values)
+                if elementType == .string { return .array(GGUFArray(elementType: .string, storage: .strings(try strings(count: Int(count), item: item)))) }
+                let bytes = GGUFBytes(file: file, offset: offset, count: inFile)
+                offset += inFile
+                return .array(GGUFArray(elementType: elementType, storage: .raw(bytes)))
             }
         }
     }

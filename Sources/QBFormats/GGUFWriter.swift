@@ -104,8 +104,8 @@ extension Data {
         case .uint64(let x): append(le: x)
         case .int64(let x): append(le: x)
         case .float64(let x): append(le: x.bitPattern)
-        case .array(let type, let values):
-            append(le: type.rawValue)
+        case .array(let values):
+            append(le: values.elementType.rawValue)
             append(le: UInt64(values.count))
             for e in values { appendValue(e) }
         }

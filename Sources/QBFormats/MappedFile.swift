@@ -34,6 +34,15 @@ public final class MappedFile: @unchecked Sendable {
 
     deinit { munmap(UnsafeMutableRawPointer(mutating: base), size) }
 
+    /// Lets the kernel drop the resident pages wholly inside the first `bytes` bytes. The
+    /// mapping is private and never written, so a later read of them faults them in again
+    /// from the file: a parsed header need not stay in memory while the weights are used.
+    public func dropPages(before bytes: Int) {
+        let page = max(Int(sysconf(Int32(_SC_PAGESIZE))), 1)
+        let n = min(bytes, size) / page * page
+        if n > 0 { _ = madvise(UnsafeMutableRawPointer(mutating: base), n, MADV_DONTNEED) }
+    }
+
     /// Reads a little-endian value at `offset`, or throws naming `item` when the file ends first.
     public func load<T: FixedWidthInteger>(_: T.Type, at offset: Int, item: String) throws -> T {
         try check(offset: offset, count: MemoryLayout<T>.size, item: item)

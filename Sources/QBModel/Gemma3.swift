@@ -131,7 +131,7 @@ public final class Gemma3Model: LanguageModel {
                 throw ModelError.invalidField(path: path, field: p + "attention.sliding_window", reason: "\(w) is not an integer")
             }
             c.slidingWindow = window
-            if case .array(_, let flags)? = meta[p + "attention.sliding_window_pattern"] {
+            if case .array(let flags)? = meta[p + "attention.sliding_window_pattern"] {
                 c.layerTypes = flags.map { flag in
                     let sliding: Bool
                     if case .bool(let b) = flag { sliding = b } else { sliding = (flag.int ?? 0) != 0 }

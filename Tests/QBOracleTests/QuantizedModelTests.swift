@@ -117,7 +117,7 @@ final class QuantizedModelTests: XCTestCase {
             let a = ours.metadata[key]!, b = theirs[key]!
             switch a {
             case .string(let s): XCTAssertEqual(s, b as? String, key)
-            case .array(_, let values):
+            case .array(let values):
                 let bs = b as! [Any]
                 XCTAssertEqual(values.count, bs.count, key)
                 for (x, y) in zip(values, bs) {

@@ -103,7 +103,7 @@ extension ChatTemplate {
         } catch {
             throw ChatTemplateError.unreadable(path: path, reason: "\(error)")
         }
-        let tokens = gguf.metadata["tokenizer.ggml.tokens"]?.array ?? []
+        let tokens = gguf.metadata["tokenizer.ggml.tokens"]?.array ?? GGUFArray(.string, [])
         func token(_ key: String) -> String {
             guard let id = gguf.metadata[key]?.int, id >= 0, id < tokens.count else { return "" }
             return tokens[id].string ?? ""
