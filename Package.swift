@@ -33,6 +33,9 @@ let package = Package(
         .library(name: "QBGeneration", targets: ["QBGeneration"]),
         .library(name: "QBRunner", targets: ["QBRunner"]),
         .library(name: "QBHistory", targets: ["QBHistory"]),
+        // For Fuzz/: the server's request parser and the load client's stream checks.
+        .library(name: "QBServe", targets: ["QBServe"]),
+        .library(name: "QBEndpoint", targets: ["QBEndpoint"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

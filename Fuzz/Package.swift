@@ -11,7 +11,10 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "qbfuzz",
-            dependencies: [.product(name: "QBRunner", package: "QuantBench")],
+            dependencies: [
+                .product(name: "QBRunner", package: "QuantBench"), .product(name: "QBServe", package: "QuantBench"),
+                .product(name: "QBEndpoint", package: "QuantBench"),
+            ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],
     swiftLanguageModes: [.v6]

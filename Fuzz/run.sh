@@ -12,7 +12,7 @@ cd "$(dirname "$0")"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(gguf safetensors tokenizer-json sentencepiece tiktoken jinja yaml-suite results-json chat-jsonl)
+[ ${#targets[@]} -eq 0 ] && targets=(gguf safetensors tokenizer-json sentencepiece tiktoken jinja yaml-suite results-json chat-jsonl openai-request event-stream)
 fixtures=../../shared/fixtures
 
 swift build --scratch-path .build -Xswiftc -sanitize=fuzzer,address >.build-log 2>&1 || { cat .build-log; exit 1; }

@@ -170,3 +170,26 @@ struct StreamObserver {
         r.violations = v.keys.sorted().flatMap { k in Array(repeating: k, count: v[k]!) }
     }
 }
+
+/// A whole streamed response judged as the load client judges a live one, for the
+/// fuzzer and for tests that hold a body in hand: the same parser and checks, the body fed
+/// in pieces as a socket would deliver it.
+public enum StreamCheck {
+    /// The record of a `200 text/event-stream` response with this body: text chunks,
+    /// finish reason, usage and every format violation (`RequestRecord.violations`).
+    public static func record(ofBody body: [UInt8], chat: Bool, maxTokens: Int, pieceSize: Int = 4096) -> (record: RequestRecord, text: String) {
+        var observer = StreamObserver(chat: chat, maxTokens: maxTokens, start: 0)
+        observer.handle(.head(status: 200, contentType: "text/event-stream"), at: 0)
+        var offset = 0
+        let step = max(1, pieceSize)
+        while offset < body.count {
+            let end = min(body.count, offset + step)
+            observer.handle(.body(ByteBuffer(bytes: body[offset..<end])), at: UInt64(offset + 1))
+            offset = end
+        }
+        observer.handle(.end, at: UInt64(body.count + 1))
+        var r = RequestRecord(index: 0, prompt: "body", api: chat ? "chat" : "completions", startSeconds: 0)
+        observer.record(into: &r, failure: nil)
+        return (r, observer.text)
+    }
+}

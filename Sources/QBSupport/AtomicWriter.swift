@@ -112,8 +112,10 @@ public enum AtomicWriter {
     /// in full under a temporary name in its folder and flushed first; only when every one
     /// is complete are they renamed into place, in the order given. A failure while writing
     /// (a full disk) removes the temporary files and leaves every target as it was, so a
-    /// pair is never left mismatched.
-    public static func writeAll(_ files: [(data: Data, url: URL)]) throws {
+    /// pair is never left mismatched. `commitIf` is asked once every file is staged, just
+    /// before the first rename: false (the run was interrupted meanwhile) removes the
+    /// staged files and throws `WriteCancelled`, so a late Ctrl-C still leaves nothing.
+    public static func writeAll(_ files: [(data: Data, url: URL)], commitIf: () -> Bool = { true }) throws {
         var staged: [(tmp: String, url: URL)] = []
         do {
             for f in files {
@@ -138,6 +140,10 @@ public enum AtomicWriter {
         } catch {
             for s in staged { unlink(s.tmp) }
             throw error
+        }
+        guard commitIf() else {
+            for s in staged { unlink(s.tmp) }
+            throw WriteCancelled()
         }
         for (i, s) in staged.enumerated() where rename(s.tmp, s.url.path) != 0 {
             let e = error(s.url.path, "rename")
@@ -165,4 +171,11 @@ public enum AtomicWriter {
     static func error(_ path: String, _ what: String) -> Failure {
         Failure(path: path, reason: "\(what): \(String(cString: strerror(errno)))")
     }
+}
+
+
+/// A write that `AtomicWriter.writeAll`'s `commitIf` called off before any target changed.
+public struct WriteCancelled: Error, CustomStringConvertible {
+    public init() {}
+    public var description: String { "the write was called off; nothing was written" }
 }

@@ -176,7 +176,15 @@ struct Bench: AsyncParsableCommand {
                 let stem = url.deletingPathExtension().lastPathComponent + "-\(i + 1)"
                 url = url.deletingLastPathComponent().appendingPathComponent(stem).appendingPathExtension("json")
             }
-            try ResultsFile.write(result, markdown: BenchReport.markdown(result), to: url)
+            // A signal after the last step but before the files are in place still writes
+            // nothing, as the interrupt message promises.
+            do {
+                guard !interrupt.isSet else { throw WriteCancelled() }
+                try ResultsFile.write(result, markdown: BenchReport.markdown(result), to: url, commitIf: { !interrupt.isSet })
+            } catch is WriteCancelled {
+                FileHandle.standardError.write(Data("\(BenchInterrupted())\n".utf8))
+                throw ExitCode(130)
+            }
             history.record(result, jsonPath: url.path)
             results.append(result)
             urls.append(url)

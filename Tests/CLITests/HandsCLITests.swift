@@ -221,6 +221,70 @@ final class HandsCLITests: XCTestCase {
         }
     }
 
+    /// Every other writer interrupted at a seeded random moment: quantize to GGUF and to an
+    /// MLX folder, bench --out and eval --out on a 125M model. Whatever the moment, the work
+    /// folder afterwards holds exactly its inputs (no output, no partial or hidden file), and
+    /// the process ends with status 130 (or, signalled before its handlers were installed,
+    /// by the signal itself); a run that finished before the signal must have written its
+    /// whole output.
+    func testInterruptedWritersLeaveOnlyTheirInputs() throws {
+        var rng = SeededGenerator(for: "HandsCLITests.testInterruptedWritersLeaveOnlyTheirInputs")
+        let source = dir.appendingPathComponent("src")
+        let made = try quantbench(["make-model", "--preset", "ci-125m", "--dtype", "f16", "--out", source.path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let text = dir.appendingPathComponent("text.txt")
+        try String(repeating: "Once upon a time a small robot counted the stars above the quiet town. ", count: 200)
+            .write(to: text, atomically: true, encoding: .utf8)
+        let inputs = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path))
+        // (what, arguments, the output it makes when it finishes, signal, latest moment)
+        let plans: [(String, [String], String, Int32, Double)] = [
+            ("quantize to GGUF", ["quantize", "-m", source.path, "--quant", "q4_0", "--out", "q.gguf"], "q.gguf", SIGINT, 4),
+            ("quantize to MLX", ["quantize", "-m", source.path, "--quant", "mlx-q4-g64", "--out", "mlx"], "mlx", SIGTERM, 4),
+            ("bench --out", ["bench", "-m", source.path, "--pp", "64", "--tg", "16", "-r", "2", "--no-db", "--out", "b.json"], "b.json", SIGINT, 6),
+            ("eval --out", ["eval", "-m", source.path, "--quants", "f32,q8_0", "--text", text.path, "--ctx", "128", "--max-tokens", "1024",
+                            "--repetitions", "1", "--no-db", "--out", "e.json"], "e.json", SIGTERM, 8),
+        ]
+        for (what, args, output, sig, latest) in plans {
+            let delay = Double.random(in: 0.05...latest, using: &rng)
+            print("signal \(sig) after \(String(format: "%.2f", delay)) s of \(what)")
+            let p = Process()
+            p.executableURL = binary
+            p.arguments = args
+            p.currentDirectoryURL = dir
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let box = DataBox(), group = DispatchGroup()
+            DispatchQueue.global().async(group: group) { box.data = err.fileHandleForReading.readDataToEndOfFile() }
+            Thread.sleep(forTimeInterval: delay)
+            let finishedFirst = !p.isRunning
+            kill(p.processIdentifier, sig)
+            // A writer that ignored the signal would hang the suite; it gets 30 s.
+            let deadline = Date().addingTimeInterval(30)
+            while p.isRunning && Date() < deadline { usleep(20_000) }
+            let hung = p.isRunning
+            if hung { kill(p.processIdentifier, SIGKILL) }
+            p.waitUntilExit()
+            group.wait()
+            let stderr = String(decoding: box.data, as: UTF8.self)
+            XCTAssertFalse(hung, "\(what): still running 30 s after signal \(sig)\n\(stderr)")
+            let left = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)).subtracting(inputs)
+            print("  \(what): \(finishedFirst ? "finished before the signal" : "ended \(p.terminationReason == .exit ? "with status" : "by signal") \(p.terminationStatus)"); new entries: \(left.sorted())")
+            if finishedFirst {
+                XCTAssertEqual(p.terminationStatus, 0, "\(what) finished before the signal: \(stderr)")
+                XCTAssertTrue(left.contains(output), "\(what) finished without \(output): \(left)")
+                for name in left { try FileManager.default.removeItem(at: dir.appendingPathComponent(name)) }
+                continue
+            }
+            let byExit = p.terminationReason == .exit && p.terminationStatus == 130
+            let bySignal = p.terminationReason == .uncaughtSignal && p.terminationStatus == sig
+            XCTAssertTrue(byExit || bySignal, "\(what) after \(delay) s: ended \(p.terminationReason == .exit ? "exit" : "signal") \(p.terminationStatus)\n\(stderr)")
+            XCTAssertEqual(left, [], "\(what): left behind after \(delay) s: \(left.sorted())\n\(stderr)")
+            for name in left { try? FileManager.default.removeItem(at: dir.appendingPathComponent(name)) }
+        }
+    }
+
     /// Not on a terminal, long work prints plain progress lines with its size.
     func testMakeModelPrintsProgressLines() throws {
         let r = try quantbench(["make-model", "--preset", "qwen2.5-0.5b", "--format", "gguf", "--dtype", "q4_0",

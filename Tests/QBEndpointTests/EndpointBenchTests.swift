@@ -456,6 +456,32 @@ final class EndpointPartsTests: XCTestCase {
         XCTAssertFalse(p.hasPartialEvent)
     }
 
+    /// A body in hand judged as a live stream (what the fuzzer drives): the same text and
+    /// violations whatever size of piece the bytes arrive in.
+    func testStreamCheckOfABodyInHand() {
+        func chunk(_ content: String?, finish: String? = nil, usage: String? = nil) -> String {
+            let delta = content.map { #"{"content":"\#($0)"}"# } ?? "{}"
+            let choices = usage == nil ? #"[{"index":0,"delta":\#(delta),"finish_reason":\#(finish.map { "\"\($0)\"" } ?? "null")}]"# : "[]"
+            return #"data: {"object":"chat.completion.chunk","choices":\#(choices)\#(usage.map { #","usage":\#($0)"# } ?? "")}"# + "\r\n\r\n"
+        }
+        let good = chunk("Hel") + chunk("lo", finish: "length") + chunk(nil, usage: #"{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}"#) + "data: [DONE]\n\n"
+        for piece in [1, 3, 4096] {
+            let (r, text) = StreamCheck.record(ofBody: Array(good.utf8), chat: true, maxTokens: 2, pieceSize: piece)
+            XCTAssertEqual(text, "Hello", "piece size \(piece)")
+            XCTAssertNil(r.error)
+            XCTAssertEqual(r.violations, [], "piece size \(piece)")
+            XCTAssertEqual(r.outputTokens, 2)
+            XCTAssertEqual(r.finishReason, "length")
+        }
+        // Text after the finish, a second finish, a wrong length, an event after [DONE], a
+        // body cut inside an event.
+        let bad = chunk("a", finish: "stop") + chunk("b", finish: "stop") + chunk(nil, usage: #"{"prompt_tokens":3,"completion_tokens":2,"total_tokens":6}"#)
+            + "data: [DONE]\n\n" + chunk("c") + "data: {\"choi"
+        let (r, _) = StreamCheck.record(ofBody: Array(bad.utf8), chat: true, maxTokens: 2, pieceSize: 7)
+        XCTAssertEqual(Set(r.violations), ["content_after_finish", "multiple_finish_reasons", "usage_inconsistent", "event_after_done", "partial_event"])
+        XCTAssertEqual(StreamCheck.record(ofBody: [], chat: false, maxTokens: 4).record.error, "empty_stream")
+    }
+
     func testTargets() throws {
         let a = try EndpointTarget("http://127.0.0.1:8080")
         XCTAssertEqual([a.host, String(a.port), a.basePath], ["127.0.0.1", "8080", "/v1"])

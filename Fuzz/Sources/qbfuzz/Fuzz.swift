@@ -5,12 +5,17 @@ import QBRunner
 import QBSupport
 import QBGeneration
 import QBText
+import QBServe
+import QBEndpoint
 
 /// The parsers, one per target. Each takes the fuzzer's bytes as a file from outside would
 /// arrive; any thrown error is fine, a trap or a sanitizer report is a finding.
 enum FuzzTarget: String, CaseIterable {
     case gguf, safetensors, tokenizerJSON = "tokenizer-json", sentencepiece, tiktoken, jinja, yamlSuite = "yaml-suite"
     case resultsJSON = "results-json", chatJSONL = "chat-jsonl"
+    /// What reaches `serve` from a client (a chat or completion request body) and what
+    /// `bench --endpoint` reads from a server (a streamed reply).
+    case openAIRequest = "openai-request", eventStream = "event-stream"
 
     static let current: FuzzTarget = {
         guard let name = ProcessInfo.processInfo.environment["QBFUZZ_TARGET"], let t = FuzzTarget(rawValue: name) else {
@@ -66,6 +71,14 @@ enum FuzzTarget: String, CaseIterable {
             _ = try? ResultsFile.decode(data, path: "fuzz.json")
         case .chatJSONL:
             _ = try? ChatTranscript.decode(String(decoding: data, as: UTF8.self), path: "fuzz.jsonl")
+        case .openAIRequest:
+            // The first byte picks the endpoint, as the two routes share one parser.
+            guard let first = data.first else { return }
+            _ = try? CompletionRequest.parse(Data(data.dropFirst()), chat: first & 1 == 0)
+        case .eventStream:
+            // The first byte picks chat or completions and the piece size the body arrives in.
+            guard let first = data.first else { return }
+            _ = StreamCheck.record(ofBody: Array(data.dropFirst()), chat: first & 1 == 0, maxTokens: 16, pieceSize: Int(first >> 1) + 1)
         }
     }
 
@@ -100,6 +113,20 @@ enum FuzzTarget: String, CaseIterable {
             var lines = (0..<256).map { "\(Data([UInt8($0)]).base64EncodedString()) \($0)" }
             for (i, m) in ["he", "ll", "hell", "hello", " w", "or"].enumerated() { lines.append("\(Data(m.utf8).base64EncodedString()) \(256 + i)") }
             try Data(lines.joined(separator: "\n").utf8).write(to: dir.appendingPathComponent("writer.tiktoken"))
+        case .openAIRequest:
+            let chat = #"{"model":"m","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":[{"type":"text","text":"Hi"}]}],"#
+                + #""max_tokens":16,"temperature":0.7,"top_p":0.9,"seed":7,"stop":["\n\n","END"],"stream":true,"stream_options":{"include_usage":true}}"#
+            try Data([0] + Array(chat.utf8)).write(to: dir.appendingPathComponent("chat.json"))
+            let text = #"{"model":"m","prompt":"Once upon a time","max_tokens":8,"temperature":0,"stop":"."}"#
+            try Data([1] + Array(text.utf8)).write(to: dir.appendingPathComponent("completion.json"))
+        case .eventStream:
+            let chunks = [
+                #"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"},"finish_reason":null}]}"#,
+                #"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}"#,
+                #"{"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}"#,
+            ]
+            let body = chunks.map { "data: \($0)\r\n\r\n" }.joined() + ": keep-alive\n\ndata: [DONE]\n\n"
+            try Data([6] + Array(body.utf8)).write(to: dir.appendingPathComponent("chat-stream.txt"))
         default:
             break
         }

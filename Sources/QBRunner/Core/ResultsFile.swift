@@ -182,10 +182,10 @@ public enum ResultsFile {
     /// under temporary names, then renamed (the JSON last, so a JSON file present always
     /// has its summary beside it); a full disk leaves the previous state, never a
     /// mismatched pair. Creates the folder if needed.
-    public static func write(_ result: BenchResult, markdown: String, to json: URL) throws {
+    public static func write(_ result: BenchResult, markdown: String, to json: URL, commitIf: () -> Bool = { true }) throws {
         try createFolder(for: json)
         let data = try encode(result)
-        try AtomicWriter.writeAll([(Data(markdown.utf8), markdownURL(for: json)), (data, json)])
+        try AtomicWriter.writeAll([(Data(markdown.utf8), markdownURL(for: json)), (data, json)], commitIf: commitIf)
     }
 
     /// Creates the folder `file` goes into, with a one-line error naming it.
