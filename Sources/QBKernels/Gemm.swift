@@ -80,8 +80,8 @@ extension Linear {
 
 /// Which matrices the int8 product takes, and how their rows are unpacked.
 enum IntTiles {
-    /// Whether 8-bit values multiply exactly on the active kernel set (VNNI); otherwise 8-bit
-    /// formats take the f32 path. Asked each time, as `Linear.halfKernel`.
+    /// Whether 5- and 8-bit values multiply exactly on the active kernel set (VNNI); otherwise
+    /// those formats take the f32 path. Asked each time, as `Linear.halfKernel`.
     static var wideValues: Bool { qb_gemm_wide_values() != 0 }
 
     static func fits(_ w: Matrix) -> Bool {
@@ -89,6 +89,7 @@ enum IntTiles {
         switch w.format {
         case .ggml(.q4_0): return true
         case .ggml(.q8_0): return wideValues
+        case .ggml(.q5_0), .ggml(.q5_1): return wideValues && w.layout == .rows
         case .ggml(.q4_K), .ggml(.q6_K): return w.layout == .rows
         case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout == .rows
         default: return false

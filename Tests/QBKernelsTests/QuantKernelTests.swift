@@ -179,7 +179,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
 
     /// Prefill of quantized weights runs on int8 dot products over 16-row tiles: equal to the
     /// reference with activations quantized per 32 values, for every layout and scale type
-    /// (8-bit formats where VNNI takes them), with activation counts that leave remainders of
+    /// (5- and 8-bit formats where VNNI takes them), with activation counts that leave remainders of
     /// the 8- and 4-row passes, and the same at any thread count.
     func testIntPrefillMatchesReferenceWithQuantizedActivations() throws {
         try onEveryKernelSet {
@@ -222,9 +222,19 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 cases.append(("MLX 8-bit g64", try Quantizer.quantize(
                     randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)),
                     pool: ThreadPool(threads: 2))))
+                // 5-bit values (0..31) likewise: quantized rows, and random blocks for every
+                // pattern of the fifth bits; 640 columns as Gemma 3 270M's Q5_0 matrices have,
+                // 96 (an odd number of blocks) for the packing that takes one block at a time.
+                for t in [GGMLType.q5_0, .q5_1] {
+                    cases.append(("\(t)", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))))
+                    for width in [cols, 640, 96] { cases.append(("\(t) random blocks, \(width) columns", randomBlocks(t, rows: rows, cols: width))) }
+                }
+            } else {
+                for t in [GGMLType.q5_0, .q5_1] { XCTAssertFalse(IntTiles.fits(randomBlocks(t, rows: rows, cols: cols)), "\(t) without VNNI") }
             }
             for (name, w) in cases {
                 XCTAssertTrue(IntTiles.fits(w), name)
+                let cols = w.cols
                 for count in [2, 5, 15, 29] {
                     let x = randoms(count * cols, scale: 2)
                     let expected = (0..<count).flatMap {

@@ -80,6 +80,82 @@ final class Gemma270MTests: XCTestCase {
         }
     }
 
+    /// Our top-2 margin for llama.cpp's next token (positive: we would choose it; negative:
+    /// we would choose `rival`) at each token of `continuation`, fed back one at a time
+    /// (teacher forcing), so every run is scored on the same text. The prompt goes through
+    /// prefill as one chunk, or through decode one position at a time when `stepwise`.
+    func margins(
+        _ model: any LanguageModel, prompt: [Int32], continuation: [Int32], stepwise: Bool, pool: ThreadPool, kvType: KVCacheType
+    ) throws -> [(margin: Float, rival: Int32)] {
+        let state = model.makeState(contextLength: prompt.count + continuation.count + 1, pool: pool, kvType: kvType)
+        var logits: [Float] = []
+        if stepwise {
+            for id in prompt { logits = try model.forward([id], state: state) }
+        } else {
+            logits = try model.forward(prompt, state: state)
+        }
+        var out: [(margin: Float, rival: Int32)] = []
+        for id in continuation {
+            var rival = Int(id) == 0 ? 1 : 0
+            for j in logits.indices where j != Int(id) && logits[j] > logits[rival] { rival = j }
+            out.append((logits[Int(id)] - logits[rival], Int32(rival)))
+            logits = try model.forward([id], state: state)
+        }
+        return out
+    }
+
+    /// Along llama.cpp's continuation of "The capital of France is", our margins for its
+    /// tokens with the prompt through prefill (Q5_0, most of this file's products, on the
+    /// int8 tiles where VNNI runs), through decode one position at a time, through prefill
+    /// on the avx2 set (Q5_0 widened to f32 for sgemm, as before the tiles took it) and with
+    /// the f32 model of the dequantized weights, printed side by side. Prefill's int8
+    /// activations move a margin by a few tenths of a logit at most; an attempt whose
+    /// " the capital of the country" went on with "." at a margin of 1.12 (llama.cpp and the
+    /// f32 model: " of") was arithmetic gone wrong, not int8's rounding, and this holds
+    /// every margin within 1 logit of the f32 model's.
+    func testMarginsAlongLlamaCppsContinuation() throws {
+        let path = try requireModel()
+        let pool = ThreadPool(threads: 2)
+        let prepared = try ModelPipeline.load(ModelLoadOptions(modelPath: path), pool: pool)
+        let f32 = try ModelPipeline.load(ModelLoadOptions(modelPath: path, quant: "f32"), pool: pool)
+        let tokenizer = prepared.tokenizer
+        let (prompt, expected) = Self.continuations[0]
+        let ids = tokenizer.encode(prompt, addSpecialTokens: true, parseSpecialTokens: false)
+        let next = tokenizer.encode(expected, addSpecialTokens: false, parseSpecialTokens: false)
+        XCTAssertEqual(tokenizer.decode(next), expected)
+        func run(_ m: PreparedModel, stepwise: Bool = false) throws -> [(margin: Float, rival: Int32)] {
+            try margins(m.model, prompt: ids, continuation: next, stepwise: stepwise, pool: pool, kvType: m.kvType)
+        }
+        var runs: [(String, [(margin: Float, rival: Int32)])] = []
+        runs.append(("prefill (\(KernelSet.active.name))", try run(prepared)))
+        runs.append(("stepwise", try run(prepared, stepwise: true)))
+        if KernelSet.active > .avx2 && KernelSet.supported.contains(.avx2) {
+            let before = KernelSet.active
+            KernelSet.use(.avx2)
+            defer { KernelSet.use(before) }
+            runs.append(("prefill (avx2)", try run(prepared)))
+        }
+        let exact = try run(f32)
+        runs.append(("f32 model", exact))
+        print("\(prompt.debugDescription): top-2 margins for llama.cpp's tokens, fed back one by one:")
+        let width = 22
+        print((["token"] + runs.map(\.0)).map { $0.padding(toLength: width, withPad: " ", startingAt: 0) }.joined())
+        for (i, id) in next.enumerated() {
+            var line = tokenizer.decode([id]).debugDescription.padding(toLength: width, withPad: " ", startingAt: 0)
+            for (_, r) in runs {
+                let m = r[i]
+                let cell = String(format: "%+.3f", m.margin) + (m.margin < 0 ? " " + tokenizer.decode([m.rival]).debugDescription : "")
+                line += cell.padding(toLength: width, withPad: " ", startingAt: 0)
+            }
+            print(line)
+        }
+        for (name, r) in runs {
+            for (i, m) in r.enumerated() {
+                XCTAssertLessThan(abs(m.margin - exact[i].margin), 1, "\(name), token \(i) (\(tokenizer.decode([next[i]]).debugDescription))")
+            }
+        }
+    }
+
     /// The f32 model of the file's dequantized weights (`--quant f32`) against llama.cpp
     /// running the same weights as an F32 GGUF (`llama-quantize --allow-requantize FILE OUT
     /// F32`), so that neither side's quantized arithmetic is in the way: all 32 greedy tokens

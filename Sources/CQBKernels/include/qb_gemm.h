@@ -6,6 +6,7 @@
 
 // Prefill products of quantized weights on int8 dot products. Every format taken here is,
 // per 32 values of a row, w = D * q + M with q unsigned (Q4_0: q in 0..15, D = d, M = -8d;
+// Q5_0: q in 0..31 (nibble + 16 x fifth bit), D = d, M = -16d; Q5_1: likewise, M = m;
 // Q4_K: D = d * sc, M = -dmin * m; MLX: D = scale, M = bias; Q8_0: q = stored + 128,
 // M = -128d). A tile of 16 rows is unpacked once per product into `QB_TILE_BLOCK_BYTES`
 // per 32 columns: D[16] and M[16] as f32, then 8 steps of 64 bytes, step s holding values
@@ -15,12 +16,12 @@
 #define QB_TILE_ROWS 16
 #define QB_TILE_BLOCK_BYTES 640
 
-// Whether values wider than 4 bits (Q8_0, 8-bit MLX) multiply exactly: needs VNNI's 32-bit
-// accumulation (the AVX2 fallback sums pairs in saturating 16-bit lanes).
+// Whether values wider than 4 bits (Q5_0, Q5_1, Q8_0, 8-bit MLX) multiply exactly: needs
+// VNNI's 32-bit accumulation (the AVX2 fallback sums pairs in saturating 16-bit lanes).
 int qb_gemm_wide_values(void);
 
 // Unpacks rows [r0, r0 + 16) of a Q4_0 or Q8_0 (plain or, when `interleaved`, the four-row
-// layout of qb_repack.h) or Q4_K matrix into a tile of cols / 32 blocks.
+// layout of qb_repack.h), Q5_0, Q5_1 or Q4_K matrix into a tile of cols / 32 blocks.
 void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile);
 // Likewise for 4- or 8-bit MLX rows (scales and biases of dtype `sdtype`, cols / group per row).
 void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases,

@@ -4,7 +4,7 @@
 // broadcast from memory, and D x (activation scale) and M x (activation block sum) are
 // applied in f32 once per 32 values. The AVX2 fallback works on the two 8-row halves of a
 // tile and keeps per-row sums of up to 8 x 4 products in 16-bit lanes (15 x 127 x 2 x 8 =
-// 30480 fits), so it takes 4-bit values only.
+// 30480 fits), so it takes 4-bit values only (Q5_0/Q5_1 and 8-bit values need VNNI).
 #include "qb_gemm.h"
 #include "qb_scalar.h"
 #include <string.h>
@@ -61,6 +61,27 @@ static inline const uint8_t *ggml_block(int32_t type, int32_t interleaved, const
     return blk + 2;
 }
 
+// Block b of `row` in a Q5_0 or Q5_1 matrix (rows of nb blocks): D and M of the tile
+// (Q5_0: d and -16d, exact; Q5_1: d and m), the 32 fifth bits in `qh` (bit j is value j's:
+// values 0..15 are the low nibbles of the 16 quant bytes, 16..31 the high ones), its quants returned.
+static inline const uint8_t *q5_block(int32_t type, const void *w, int64_t row, int64_t b, int64_t nb, float *d,
+                                      float *m, uint32_t *qh) {
+    const uint8_t *blk = (const uint8_t *)w + (row * nb + b) * (type == QB_Q5_0 ? 22 : 24);
+    qb_half hd;
+    memcpy(&hd, blk, 2);
+    *d = h2f(hd);
+    if (type == QB_Q5_0) {
+        *m = -16.0f * *d;
+        memcpy(qh, blk + 2, 4);
+        return blk + 6;
+    }
+    qb_half hm;
+    memcpy(&hm, blk + 2, 2);
+    *m = h2f(hm);
+    memcpy(qh, blk + 4, 4);
+    return blk + 8;
+}
+
 #if defined(QB_AVX512)
 // Packing on AVX-512 takes all 16 rows of a tile at once: each row's values of two
 // consecutive blocks are one 64-value vector, and a 16x16 dword transpose turns the rows'
@@ -92,6 +113,28 @@ static void pack_ggml_512(int32_t type, int32_t interleaved, const void *w, int6
                 put_scale(tile, b + k, r, d, (type == QB_Q4_0 ? -8.0f : -128.0f) * d);
                 half[k] = type == QB_Q4_0 ? nibbles_lo_hi(qs)
                                           : _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
+            }
+            v[r] = join256(half[0], half[1]);
+        }
+        put_pair16(tile, QB_TILE_BLOCK_BYTES, 128, b, v);
+    }
+}
+
+// Q5_0 and Q5_1, two blocks per step; nb even. Byte j of the nibbles gets 16 where bit j
+// of qh is set.
+static void pack_q5_512(int32_t type, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t nb = cols / 32;
+    const __m256i fifth = _mm256_set1_epi8(0x10);
+    for (int64_t b = 0; b < nb; b += 2) {
+        __m512i v[QB_TILE_ROWS];
+        for (int r = 0; r < QB_TILE_ROWS; r++) {
+            __m256i half[2];
+            for (int k = 0; k < 2; k++) {
+                float d, m;
+                uint32_t qh;
+                const uint8_t *qs = q5_block(type, w, r0 + r, b + k, nb, &d, &m, &qh);
+                put_scale(tile, b + k, r, d, m);
+                half[k] = _mm256_or_si256(nibbles_lo_hi(qs), _mm256_maskz_mov_epi8((__mmask32)qh, fifth));
             }
             v[r] = join256(half[0], half[1]);
         }
@@ -155,11 +198,24 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
 #if defined(QB_AVX512)
     if (type == QB_Q4_K) return pack_q4k_512(w, r0, cols, tile);
     if ((type == QB_Q4_0 || type == QB_Q8_0) && cols % 64 == 0) return pack_ggml_512(type, interleaved, w, r0, cols, tile);
+    if ((type == QB_Q5_0 || type == QB_Q5_1) && cols % 64 == 0) return pack_q5_512(type, w, r0, cols, tile);
 #endif
     uint8_t v[32];
     for (int r = 0; r < QB_TILE_ROWS; r++) {
         int64_t row = r0 + r;
-        if (type == QB_Q4_0 || type == QB_Q8_0) {
+        if (type == QB_Q5_0 || type == QB_Q5_1) {
+            int64_t nb = cols / 32;
+            for (int64_t b = 0; b < nb; b++) {
+                float d, m;
+                uint32_t qh;
+                const uint8_t *qs = q5_block(type, w, row, b, nb, &d, &m, &qh);
+                for (int j = 0; j < 16; j++) {
+                    v[j] = (uint8_t)((qs[j] & 0xF) | (((qh >> j) & 1) << 4));
+                    v[j + 16] = (uint8_t)((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
+                }
+                put(tile, b, r, v, d, m);
+            }
+        } else if (type == QB_Q4_0 || type == QB_Q8_0) {
             int64_t nb = cols / 32;
             for (int64_t b = 0; b < nb; b++) {
                 qb_half hd;
