@@ -81,6 +81,31 @@ public final class ThreadPool: @unchecked Sendable {
         }
     }
 
+    /// Calls `body(range, thread)` on disjoint chunks covering `0..<count`, claimed in order:
+    /// `grain` items each while much work remains, then smaller ones (half of what is left,
+    /// shared over the threads; at least `minimum`), all but the last a multiple of `align`.
+    /// A section ends when its last chunk does; uniform chunks leave the other threads idle
+    /// for up to a whole chunk then (more when a thread is descheduled on a busy machine),
+    /// tapered ones for at most a small one. For bodies whose items do not depend on how
+    /// the range is cut (each output computed alone), as `parallelFor`'s.
+    public func parallelForTapered(
+        _ count: Int, grain: Int, minimum: Int, align: Int = 1, _ body: (Range<Int>, Int) -> Void
+    ) {
+        guard count > 0 else { return }
+        if threadCount == 1 { return parallelFor(count, grain: grain, body) }
+        let a = max(1, align), floor = max(a, (minimum + a - 1) / a * a), g = max(floor, grain)
+        var bounds = [0]
+        var at = 0
+        while at < count {
+            let share = (count - at) / (2 * threadCount) / a * a
+            at = min(count, at + min(g, max(floor, share)))
+            bounds.append(at)
+        }
+        parallelFor(bounds.count - 1) { chunks, thread in
+            for c in chunks { body(bounds[c]..<bounds[c + 1], thread) }
+        }
+    }
+
     /// A grain that gives each thread several chunks (for balance) of at least `minimum`.
     public func grain(for count: Int, minimum: Int = 1) -> Int {
         max(minimum, count / (threadCount * 8))

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 import QBTestSupport
 @testable import QBKernels
@@ -228,6 +229,34 @@ final class KernelTests: XCTestCase, SeededKernelTestCase {
                 for i in 0..<64 where hits[i] != (i < n ? 1 : 0) {
                     XCTFail("round \(round), \(threads) threads: item \(i) ran \(hits[i]) times")
                     return
+                }
+            }
+        }
+    }
+
+    /// Tapered chunks (batched products): every item once, at any thread count, each chunk
+    /// but the last a multiple of `align` and none below `minimum` but the last, sizes never
+    /// growing after the first shrinks.
+    func testTaperedChunksCoverEveryItemOnce() {
+        for threads in [1, 2, 3] {
+            let pool = ThreadPool(threads: threads)
+            for (n, grain, minimum, align) in [(0, 4, 8, 4), (5, 4, 8, 4), (18, 4, 8, 4), (512, 32, 8, 4), (32064, 2004, 8, 4), (1000, 37, 16, 1)] {
+                let hits = UnsafeMutablePointer<Int>.allocate(capacity: max(n, 1))
+                hits.initialize(repeating: 0, count: max(n, 1))
+                let lock = NSLock()
+                var ranges: [Range<Int>] = []
+                pool.parallelForTapered(n, grain: grain, minimum: minimum, align: align) { range, _ in
+                    for i in range { hits[i] += 1 }
+                    lock.withLock { ranges.append(range) }
+                }
+                XCTAssertEqual(Array(UnsafeBufferPointer(start: hits, count: n)), [Int](repeating: 1, count: n), "\(n) items, \(threads) threads")
+                hits.deallocate()
+                guard threads > 1 else { continue }
+                let sorted = ranges.sorted { $0.lowerBound < $1.lowerBound }
+                for (i, r) in sorted.enumerated() where r.upperBound < n {
+                    XCTAssertEqual(r.count % align, 0, "\(n) items: chunk \(r)")
+                    XCTAssertGreaterThanOrEqual(r.count, minimum, "\(n) items: chunk \(r)")
+                    if i > 0 { XCTAssertLessThanOrEqual(r.count, max(sorted[i - 1].count, (minimum + align - 1) / align * align), "\(n) items: chunk \(r)") }
                 }
             }
         }

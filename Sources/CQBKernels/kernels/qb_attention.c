@@ -196,19 +196,20 @@ static inline __attribute__((always_inline)) void attention_group16(
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
         int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
         widen_rows16(type, (const uint8_t *)k + j0 * row, w, t, hd);
+        // A last partial tile takes the same path with its missing rows zero: each score is
+        // the same sum in the same order wherever its position falls, and the remainder
+        // costs one tile, not a horizontal sum per position and head.
+        if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
+        const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
         for (int64_t g = 0; g < group; g++) {
             const float *qg = q + g * hd;
-            if (t == ATT_TILE16) {
-                __m512 acc[16];
-                for (int p = 0; p < 16; p++) {
-                    __m512 a = _mm512_mul_ps(_mm512_loadu_ps(w + p * hd), _mm512_loadu_ps(qg));
-                    for (int64_t c = 16; c < hd; c += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(w + p * hd + c), _mm512_loadu_ps(qg + c), a);
-                    acc[p] = a;
-                }
-                _mm512_storeu_ps(scores + g * n + j0, _mm512_mul_ps(hsum16x16(acc), _mm512_set1_ps(scale)));
-                continue;
+            __m512 acc[16];
+            for (int p = 0; p < 16; p++) {
+                __m512 a = _mm512_mul_ps(_mm512_loadu_ps(w + p * hd), _mm512_loadu_ps(qg));
+                for (int64_t c = 16; c < hd; c += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(w + p * hd + c), _mm512_loadu_ps(qg + c), a);
+                acc[p] = a;
             }
-            for (int64_t p = 0; p < t; p++) scores[g * n + j0 + p] = dot_f32(w + p * hd, qg, hd) * scale;
+            _mm512_mask_storeu_ps(scores + g * n + j0, keep, _mm512_mul_ps(hsum16x16(acc), _mm512_set1_ps(scale)));
         }
     }
     for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
