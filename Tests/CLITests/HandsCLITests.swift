@@ -195,23 +195,10 @@ final class HandsCLITests: XCTestCase {
             try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
             let delay = Double.random(in: 0.3...12, using: &rng)
             print("signal \(plan.signal) after \(String(format: "%.2f", delay)) s of make-model --format \(plan.format)")
-            let p = Process()
-            p.executableURL = binary
-            p.arguments = ["make-model", "--preset", "qwen2.5-0.5b", "--format", plan.format, "--dtype", plan.format == "gguf" ? "q4_0" : "f16",
-                           "--out", work.appendingPathComponent(plan.out).path]
-            p.currentDirectoryURL = work
-            let err = Pipe()
-            p.standardError = err
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
-            let box = DataBox(), group = DispatchGroup()
-            DispatchQueue.global().async(group: group) { box.data = err.fileHandleForReading.readDataToEndOfFile() }
-            Thread.sleep(forTimeInterval: delay)
-            let finishedFirst = !p.isRunning
-            kill(p.processIdentifier, plan.signal)
-            p.waitUntilExit()
-            group.wait()
-            let stderr = String(decoding: box.data, as: UTF8.self)
+            let args = ["make-model", "--preset", "qwen2.5-0.5b", "--format", plan.format, "--dtype", plan.format == "gguf" ? "q4_0" : "f16",
+                        "--out", work.appendingPathComponent(plan.out).path]
+            let (p, finishedFirst, hung, stderr) = try signalled(args, in: work, signal: plan.signal, after: delay)
+            XCTAssertFalse(hung, "make-model still running 30 s after the signal\n\(stderr)")
             if finishedFirst { continue }  // too late to interrupt; nothing to check
             XCTAssertEqual(p.terminationReason, .exit, stderr)
             XCTAssertEqual(p.terminationStatus, 130, stderr)
@@ -219,6 +206,32 @@ final class HandsCLITests: XCTestCase {
             XCTAssertEqual(left, [], "left behind after \(delay) s: \(left)\n\(stderr)")
             XCTAssertTrue(stderr.contains("interrupted"), stderr)
         }
+    }
+
+    /// Runs quantbench `args` in `folder` and sends `signal` after `delay` seconds. A process
+    /// that ignores it would hang the suite: after 30 s more it is killed (`hung`).
+    func signalled(_ args: [String], in folder: URL, signal: Int32, after delay: Double) throws
+        -> (process: Process, finishedFirst: Bool, hung: Bool, stderr: String) {
+        let p = Process()
+        p.executableURL = binary
+        p.arguments = args
+        p.currentDirectoryURL = folder
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let box = DataBox(), group = DispatchGroup()
+        DispatchQueue.global().async(group: group) { box.data = err.fileHandleForReading.readDataToEndOfFile() }
+        Thread.sleep(forTimeInterval: delay)
+        let finishedFirst = !p.isRunning
+        kill(p.processIdentifier, signal)
+        let deadline = Date().addingTimeInterval(30)
+        while p.isRunning && Date() < deadline { usleep(20_000) }
+        let hung = p.isRunning
+        if hung { kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        group.wait()
+        return (p, finishedFirst, hung, String(decoding: box.data, as: UTF8.self))
     }
 
     /// Every other writer interrupted at a seeded random moment: quantize to GGUF and to an
@@ -238,36 +251,16 @@ final class HandsCLITests: XCTestCase {
         let inputs = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path))
         // (what, arguments, the output it makes when it finishes, signal, latest moment)
         let plans: [(String, [String], String, Int32, Double)] = [
-            ("quantize to GGUF", ["quantize", "-m", source.path, "--quant", "q4_0", "--out", "q.gguf"], "q.gguf", SIGINT, 4),
-            ("quantize to MLX", ["quantize", "-m", source.path, "--quant", "mlx-q4-g64", "--out", "mlx"], "mlx", SIGTERM, 4),
-            ("bench --out", ["bench", "-m", source.path, "--pp", "64", "--tg", "16", "-r", "2", "--no-db", "--out", "b.json"], "b.json", SIGINT, 6),
+            ("quantize to GGUF", ["quantize", "-m", source.path, "--quant", "q4_0", "--out", "q.gguf"], "q.gguf", SIGINT, 1),
+            ("quantize to MLX", ["quantize", "-m", source.path, "--quant", "mlx-q4-g64", "--out", "mlx"], "mlx", SIGTERM, 1),
+            ("bench --out", ["bench", "-m", source.path, "--pp", "64", "--tg", "16", "-r", "2", "--no-db", "--out", "b.json"], "b.json", SIGINT, 2.5),
             ("eval --out", ["eval", "-m", source.path, "--quants", "f32,q8_0", "--text", text.path, "--ctx", "128", "--max-tokens", "1024",
-                            "--repetitions", "1", "--no-db", "--out", "e.json"], "e.json", SIGTERM, 8),
+                            "--repetitions", "1", "--no-db", "--out", "e.json"], "e.json", SIGTERM, 4),
         ]
         for (what, args, output, sig, latest) in plans {
             let delay = Double.random(in: 0.05...latest, using: &rng)
             print("signal \(sig) after \(String(format: "%.2f", delay)) s of \(what)")
-            let p = Process()
-            p.executableURL = binary
-            p.arguments = args
-            p.currentDirectoryURL = dir
-            let err = Pipe()
-            p.standardError = err
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
-            let box = DataBox(), group = DispatchGroup()
-            DispatchQueue.global().async(group: group) { box.data = err.fileHandleForReading.readDataToEndOfFile() }
-            Thread.sleep(forTimeInterval: delay)
-            let finishedFirst = !p.isRunning
-            kill(p.processIdentifier, sig)
-            // A writer that ignored the signal would hang the suite; it gets 30 s.
-            let deadline = Date().addingTimeInterval(30)
-            while p.isRunning && Date() < deadline { usleep(20_000) }
-            let hung = p.isRunning
-            if hung { kill(p.processIdentifier, SIGKILL) }
-            p.waitUntilExit()
-            group.wait()
-            let stderr = String(decoding: box.data, as: UTF8.self)
+            let (p, finishedFirst, hung, stderr) = try signalled(args, in: dir, signal: sig, after: delay)
             XCTAssertFalse(hung, "\(what): still running 30 s after signal \(sig)\n\(stderr)")
             let left = Set(try FileManager.default.contentsOfDirectory(atPath: dir.path)).subtracting(inputs)
             print("  \(what): \(finishedFirst ? "finished before the signal" : "ended \(p.terminationReason == .exit ? "with status" : "by signal") \(p.terminationStatus)"); new entries: \(left.sorted())")
