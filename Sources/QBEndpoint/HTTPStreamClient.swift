@@ -84,9 +84,15 @@ public final class HTTPStreamClient: Sendable {
                     head.headers.add(name: "Content-Type", value: "application/json")
                     head.headers.add(name: "Content-Length", value: String(body.count))
                 }
-                try await outbound.write(.head(head))
-                if let body { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
-                try await outbound.write(.end(nil))
+                // The whole request goes out in one flush. Written part by part, a server
+                // that answers as soon as it has the head and then closes (as a
+                // `Connection: close` exchange allows) could close the channel before the
+                // client's next write, which then fails with the answer already read.
+                var request: [HTTPClientRequestPart] = [.head(head)]
+                if let body { request.append(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
+                request.append(.end(nil))
+                var writeFailure: (any Error)?
+                do { try await outbound.write(contentsOf: request) } catch { writeFailure = error }
                 for try await part in inbound {
                     let t = Self.now()
                     switch part {
@@ -99,6 +105,7 @@ public final class HTTPStreamClient: Sendable {
                         return
                     }
                 }
+                if let writeFailure { throw writeFailure }
                 throw HTTPStreamFailure.truncated("the connection closed before the response ended")
             }
         } catch let e as HTTPStreamFailure {

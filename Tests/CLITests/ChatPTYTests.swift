@@ -87,7 +87,7 @@ final class ChatPTYTests: XCTestCase {
 
         // The chat goes on: a second message runs to --max-tokens.
         chat.type("Go on\n")
-        try chat.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout)
+        try chat.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout, whileOutputFlows: true)
         try chat.expectPrompt(timeout: stepTimeout)
         chat.type("/stats\n")
         let stats = try chat.expect("history: 2 turns", timeout: stepTimeout)
@@ -142,7 +142,7 @@ final class ChatPTYTests: XCTestCase {
         // the test depend on timing: on a loaded machine Ctrl-C could land while the 600-id
         // prompt was still being prefilled, and a reply stopped before its first token is,
         // by design, no turn of the history.
-        try again.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout)
+        try again.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout, whileOutputFlows: true)
         try again.expectPrompt(timeout: stepTimeout)
         again.type("/stats\n")
         let resumedStats = try again.expect("history: 3 turns", timeout: stepTimeout)
@@ -215,9 +215,9 @@ final class ChatPTYTests: XCTestCase {
         for attempt in 1...6 where !dropped {
             chat.type("Tell me a story\n")
             try chat.expect("Tell me a story", timeout: stepTimeout)
-            _ = try chat.expectMoreOutput(bytes: 8, timeout: replyTimeout)
+            try chat.expectMoreOutput(bytes: 8, timeout: replyTimeout, consume: false)
             chat.type("zebra")
-            let reply = try chat.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout)
+            let reply = try chat.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout, whileOutputFlows: true)
             XCTAssertFalse(reply.contains("zebra"), "typed text inside the reply: \(reply)")
             try chat.expectPrompt(timeout: stepTimeout)
             let echoed = (try? chat.expectMoreOutput(bytes: 5, timeout: 1)) ?? ""
@@ -351,18 +351,27 @@ final class PTYProcess {
 
     /// Waits until `needle` appears after the previous match; returns the output from the
     /// previous match to the end of this one. Throws (with everything seen) on timeout.
+    /// With `whileOutputFlows`, the timeout counts from the latest output instead of from
+    /// the call: a streamed reply's length in seconds depends on how busy the machine is,
+    /// and what the test must catch is a program that stops writing, not a slow one.
     @discardableResult
-    func expect(_ needle: String, timeout: TimeInterval, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    func expect(_ needle: String, timeout: TimeInterval, whileOutputFlows: Bool = false) throws -> String {
         let target = Array(needle.utf8)
-        let deadline = Date().addingTimeInterval(timeout)
+        var deadline = Date().addingTimeInterval(timeout)
+        var seen = output.count
         while true {
+            if whileOutputFlows && output.count > seen {
+                seen = output.count
+                deadline = Date().addingTimeInterval(timeout)
+            }
             if let r = find(target, from: cursor) {
                 let text = String(decoding: output[cursor..<r], as: UTF8.self)
                 cursor = r
                 return text
             }
             guard Date() < deadline else {
-                throw Failure("waited \(timeout) s for \"\(needle)\"; the terminal shows:\n\(String(decoding: output[cursor...], as: UTF8.self))")
+                let wait = whileOutputFlows ? "\(timeout) s with no output" : "\(timeout) s"
+                throw Failure("waited \(wait) for \"\(needle)\"; the terminal shows:\n\(String(decoding: output[cursor...], as: UTF8.self))")
             }
             readSome(until: deadline)
         }
@@ -404,8 +413,12 @@ final class PTYProcess {
         }
     }
 
-    /// Waits until at least `bytes` more bytes arrived after the previous match; returns them.
-    func expectMoreOutput(bytes: Int, timeout: TimeInterval) throws -> String {
+    /// Waits until at least `bytes` more bytes arrived after the previous match; returns them
+    /// and moves past them unless `consume` is false. On a busy machine one read may bring
+    /// a whole reply, end marker included: a caller that then looks for the marker must not
+    /// consume.
+    @discardableResult
+    func expectMoreOutput(bytes: Int, timeout: TimeInterval, consume: Bool = true) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         while output.count - cursor < bytes {
             guard Date() < deadline else {
@@ -414,7 +427,7 @@ final class PTYProcess {
             readSome(until: deadline)
         }
         let text = String(decoding: output[cursor...], as: UTF8.self)
-        cursor = output.count
+        if consume { cursor = output.count }
         return text
     }
 
