@@ -1,6 +1,10 @@
 // A persistent worker pool. Decode runs ~100 parallel sections per token, so waking
 // threads through the kernel each time would cost more than the work: workers spin
-// briefly on a generation counter, then yield, then sleep on a condition variable.
+// briefly on a generation counter, then yield, then sleep on a condition variable. The
+// caller waiting for a section's last chunk does the same: a worker the OS took off its
+// core mid-chunk (the machine busy with something else) may be gone for a scheduler
+// tick, and yielding for that long would bill the wait as CPU time and take a core from
+// the very work that is waited for.
 //
 // Work is handed out chunk by chunk through one atomic claim word tagged with the
 // section's generation, and a section ends when all its chunks are done, not when
@@ -30,6 +34,8 @@ struct qb_pool {
     pthread_t *handles;
     pthread_mutex_t mutex;
     pthread_cond_t wake;
+    pthread_cond_t finished;      // the caller sleeps on it for a section's last chunk
+    _Atomic int32_t caller_asleep;
     _Atomic uint64_t generation;  // bumped per section; wakes workers
     _Atomic uint64_t claim;       // (generation << 32) | next chunk
     _Atomic int64_t done;         // chunks finished in the current section
@@ -54,7 +60,13 @@ static void qb_drain(qb_pool *p, uint64_t gen, int32_t thread) {
         int64_t begin = index * job->grain;
         int64_t end = begin + job->grain < job->n ? begin + job->grain : job->n;
         job->fn(job->ctx, begin, end, thread);
-        atomic_fetch_add_explicit(&p->done, 1, memory_order_release);
+        // Sequentially consistent, as the caller's store to caller_asleep before it reads
+        // done: one of the two sees the other's store, so the wake-up is never lost.
+        if (atomic_fetch_add(&p->done, 1) + 1 == job->chunks && atomic_load(&p->caller_asleep)) {
+            pthread_mutex_lock(&p->mutex);
+            pthread_cond_signal(&p->finished);
+            pthread_mutex_unlock(&p->mutex);
+        }
     }
 }
 
@@ -90,6 +102,7 @@ qb_pool *qb_pool_create(int32_t threads) {
     p->threads = threads;
     pthread_mutex_init(&p->mutex, NULL);
     pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->finished, NULL);
     p->handles = calloc((size_t)threads, sizeof(pthread_t));
     for (int32_t i = 1; i < threads; i++) {
         qb_worker_arg *arg = malloc(sizeof(qb_worker_arg));
@@ -109,6 +122,7 @@ void qb_pool_destroy(qb_pool *p) {
     pthread_mutex_unlock(&p->mutex);
     for (int32_t i = 1; i < p->threads; i++) pthread_join(p->handles[i], NULL);
     pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->finished);
     pthread_mutex_destroy(&p->mutex);
     free(p->handles);
     free(p);
@@ -141,6 +155,13 @@ void qb_pool_run(qb_pool *p, qb_task_fn fn, void *ctx, int64_t n, int64_t grain)
     pthread_mutex_unlock(&p->mutex);
     qb_drain(p, gen, 0);
     for (int spins = 0; atomic_load_explicit(&p->done, memory_order_acquire) != job->chunks; spins++) {
-        if (spins < 2000) qb_relax(); else sched_yield();
+        if (spins < 2000) { qb_relax(); continue; }
+        if (spins < 2100) { sched_yield(); continue; }
+        pthread_mutex_lock(&p->mutex);
+        atomic_store(&p->caller_asleep, 1);
+        while (atomic_load(&p->done) != job->chunks) pthread_cond_wait(&p->finished, &p->mutex);
+        atomic_store(&p->caller_asleep, 0);
+        pthread_mutex_unlock(&p->mutex);
+        break;
     }
 }

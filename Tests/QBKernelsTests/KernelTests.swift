@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import QBTestSupport
 @testable import QBKernels
@@ -232,6 +233,50 @@ final class KernelTests: XCTestCase, SeededKernelTestCase {
                 }
             }
         }
+    }
+
+    /// A worker that holds a chunk for longer than the caller spins (as when the OS takes
+    /// its core away) makes the caller sleep until that chunk's end: every section still
+    /// returns, with every item run once. A lost wake-up would hang here, so the sections
+    /// run on a thread of their own and the test fails, rather than hangs, if they stop.
+    func testCallerSleepsThroughALongChunkAndIsWoken() {
+        var g = SeededGenerator(for: name)
+        let holds = (0..<400).map { _ in Int(g.next() % 4 == 0 ? 0 : g.next() % 3000) }
+        let finished = DispatchSemaphore(value: 0)
+        let failures = NSLock()
+        nonisolated(unsafe) var bad: [String] = []
+        let worker = Thread {
+            let pool = ThreadPool(threads: 2)
+            let hits = UnsafeMutablePointer<Int>.allocate(capacity: 2)
+            defer { hits.deallocate() }
+            let joined = Atomic<Int>(0)
+            var workerRounds = 0
+            for (round, hold) in holds.enumerated() {
+                hits.initialize(repeating: 0, count: 2)
+                joined.store(0, ordering: .sequentiallyConsistent)
+                pool.parallelFor(2) { range, thread in
+                    if thread != 0 {
+                        joined.store(1, ordering: .sequentiallyConsistent)
+                        usleep(useconds_t(hold))
+                    } else {
+                        // Leave the worker time to claim the other chunk (up to 20 ms).
+                        let until = DispatchTime.now().uptimeNanoseconds + 20_000_000
+                        while joined.load(ordering: .sequentiallyConsistent) == 0 && DispatchTime.now().uptimeNanoseconds < until {}
+                    }
+                    for i in range { hits[i] += 1 }
+                }
+                workerRounds += joined.load(ordering: .sequentiallyConsistent)
+                if hits[0] != 1 || hits[1] != 1 { failures.withLock { bad.append("round \(round): hits \(hits[0]), \(hits[1])") } }
+            }
+            print("the worker held a chunk in \(workerRounds) of \(holds.count) sections")
+            finished.signal()
+        }
+        worker.start()
+        if finished.wait(timeout: .now() + 120) == .timedOut {
+            XCTFail("a parallel section did not return within 120 s (a lost wake-up)")
+            return
+        }
+        XCTAssertEqual(failures.withLock { bad }, [])
     }
 
     /// Tapered chunks (batched products): every item once, at any thread count, each chunk

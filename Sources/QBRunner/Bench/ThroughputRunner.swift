@@ -203,7 +203,7 @@ final class ThroughputTrial {
                 throw BenchInterrupted()
             }
             #if QB_TEST_SLOWDOWN
-                TestSlowdown.apply(test: test.name, operationSeconds: (clock.now - opStart).seconds)
+                TestSlowdown.apply(test: test.name, operationSeconds: (clock.now - opStart).seconds, pool: state.pool)
             #else
                 _ = opStart
             #endif
@@ -227,7 +227,10 @@ final class ThroughputTrial {
 #if QB_TEST_SLOWDOWN
 /// Test builds only (`-Xswiftc -DQB_TEST_SLOWDOWN`): `QB_TEST_SLOWDOWN=pp128:10` makes every
 /// operation of the throughput test named `pp128` take 10% longer, by spinning for that
-/// share of the operation's own time; how `ab`'s detection is checked against a known
+/// share of the operation's own time on every thread of the engine's pool, as slower
+/// kernels would (a spin on the calling thread alone let the pool's worker fall asleep
+/// and made each next operation start by waking it, which on a loaded machine cost more
+/// than the slowdown asked for); how `ab`'s detection is checked against a known
 /// slowdown. Release and debug builds have no such code.
 enum TestSlowdown {
     static let setting: (test: String, fraction: Double)? = {
@@ -237,11 +240,14 @@ enum TestSlowdown {
         return (String(parts[0]), pct / 100)
     }()
 
-    static func apply(test: String, operationSeconds: Double) {
+    static func apply(test: String, operationSeconds: Double, pool: ThreadPool) {
         guard let s = setting, s.test == test else { return }
-        let clock = ContinuousClock()
-        let until = clock.now + .nanoseconds(Int64(operationSeconds * s.fraction * 1e9))
-        while clock.now < until {}
+        let spin = operationSeconds * s.fraction
+        pool.parallelFor(pool.threadCount) { _, _ in
+            let clock = ContinuousClock()
+            let until = clock.now + .nanoseconds(Int64(spin * 1e9))
+            while clock.now < until {}
+        }
     }
 }
 #endif
