@@ -220,10 +220,15 @@ final class ChatPTYTests: XCTestCase {
             let reply = try chat.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout, whileOutputFlows: true)
             XCTAssertFalse(reply.contains("zebra"), "typed text inside the reply: \(reply)")
             try chat.expectPrompt(timeout: stepTimeout)
-            let echoed = (try? chat.expectMoreOutput(bytes: 5, timeout: 1)) ?? ""
+            // Keys typed after the reply ended are echoed at this prompt, ahead of anything
+            // typed now: a marker's echo shows whether "zebra" came first, however late the
+            // echo arrives. Ctrl-U then empties the line.
+            chat.type("#")
+            let echoed = try chat.expect("#", timeout: stepTimeout)
+            chat.type("\u{15}")
             if echoed.contains("zebra") {
                 print("attempt \(attempt): the reply ended before the typing; clearing and trying again")
-                chat.type("\u{15}\n/clear\n")  // Ctrl-U empties the line
+                chat.type("\n/clear\n")
                 try chat.expect("[conversation cleared", timeout: stepTimeout)
                 try chat.expectPrompt(timeout: stepTimeout)
             } else {
