@@ -16,7 +16,8 @@ struct Compare: ParsableCommand {
 
             Each metric is tested with a one-sided Mann-Whitney U test on the two files' samples, Holm over all \
             metrics at alpha = 5%; a metric gates when significant, worse by at least two thirds of --max-regression \
-            (times) or --max-work-regression (work counters) with its 95% interval reaching it, or by more than \
+            (times) or --max-work-regression (work counters) with its 95% interval reaching it but excluding a \
+            third of it, or by more than \
             2 MiB and that share (memory). Unpaired files \
             from different times or machines prove little: gate CI on `ab`. Exit status: 0 fine, 1 a regression \
             (never with --report-only), 2 a file that cannot be read or a metric missing, NaN or infinite in one, \

@@ -88,10 +88,12 @@ final class CompareTests: XCTestCase {
     }
 
     func testVerdictNeedsSignificanceAndSize() {
+        // A precise measurement: the interval is the point estimate's ratio.
         func row(_ change: Double, p: Double, holm: Double, metric: Metric = .tokensPerSecond, bytes: Double? = nil, base: Double = 100) -> GateRow {
-            GateRow(
+            let ratio = metric.higherIsBetter ? 1 / (1 + change) : 1 + change
+            return GateRow(
                 caseID: "c", metric: metric.rawValue, metricClass: metric.gateClass, base: base, new: base,
-                interval: .init(ratio: 1, low: 1, high: 1, level: 0.95), change: change, bytesChange: bytes, p: p, pHolm: holm, n: 8,
+                interval: .init(ratio: ratio, low: ratio, high: ratio, level: 0.95), change: change, bytesChange: bytes, p: p, pHolm: holm, n: 8,
                 verdict: .unchanged, detail: nil, baseValues: [], newValues: [])
         }
         let policy = GatePolicy()

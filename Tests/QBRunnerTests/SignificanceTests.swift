@@ -127,6 +127,20 @@ final class SignificanceTests: XCTestCase {
         // Seconds: worse means a ratio above 1; the high end is the worst case.
         XCTAssertTrue(RegressionGate.reachesThreshold(row(0.07, low: 1.02, high: 1.11, metric: .cpuSeconds), metric: .cpuSeconds, threshold: 0.1))
         XCTAssertFalse(RegressionGate.reachesThreshold(row(0.06, low: 1.05, high: 1.07, metric: .cpuSeconds), metric: .cpuSeconds, threshold: 0.1))
+        // To gate, the interval must also exclude a third of the threshold. The busy-machine
+        // rows of the ab series: a same-binary run 8.2% [2.2%, 16.1%] worse in CPU time, a 3%
+        // slowdown 9.5% [3.0%, 18.9%] worse in speed; a 10% one 11.2% [6.3%, 17.2%].
+        XCTAssertFalse(RegressionGate.clearOfNoise(row(0.082, low: 1.022, high: 1.161, metric: .cpuSeconds), metric: .cpuSeconds, threshold: 0.1))
+        XCTAssertFalse(RegressionGate.clearOfNoise(row(0.095, low: 0.841, high: 0.971), metric: .tokensPerSecond, threshold: 0.1))
+        XCTAssertTrue(RegressionGate.clearOfNoise(row(0.112, low: 1.063, high: 1.172, metric: .cpuSeconds), metric: .cpuSeconds, threshold: 0.1))
+        XCTAssertTrue(RegressionGate.clearOfNoise(row(0.07, low: 1 / 1.12, high: 1 / 1.04), metric: .tokensPerSecond, threshold: 0.1))
+        XCTAssertTrue(RegressionGate.clearOfNoise(row(0.12, low: .nan, high: .nan), metric: .tokensPerSecond, threshold: 0.1))
+        var wide = RegressionGate.paired(caseID: "c", metric: .cpuSeconds, base: [1, 1], new: [1, 1])
+        (wide.change, wide.p, wide.pHolm) = (0.082, 0.0044, 0.0349)
+        wide.interval = .init(ratio: 1.082, low: 1.022, high: 1.161, level: 0.95)
+        XCTAssertEqual(RegressionGate.verdict(wide, policy: GatePolicy()), .possibleRegression, "significant and large, not clear of noise")
+        wide.interval = .init(ratio: 1.082, low: 1.04, high: 1.161, level: 0.95)
+        XCTAssertEqual(RegressionGate.verdict(wide, policy: GatePolicy()), .regression)
         // No interval: the point estimate alone.
         XCTAssertTrue(RegressionGate.reachesThreshold(row(0.12, low: .nan, high: .nan), metric: .tokensPerSecond, threshold: 0.1))
         XCTAssertFalse(RegressionGate.reachesThreshold(row(0.08, low: .nan, high: .nan), metric: .tokensPerSecond, threshold: 0.1))
