@@ -146,6 +146,19 @@ final class ABTests: XCTestCase {
         var ab = try XCTUnwrap(doc["ab"] as? [String: Any])
         var report = try XCTUnwrap(ab["report"] as? [String: Any])
         var rows = try XCTUnwrap(report["rows"] as? [[String: Any]])
+        // Each round's value is the median of the repetitions kept beside it.
+        for row in rows {
+            for side in ["base", "new"] {
+                let values = try XCTUnwrap(row["\(side)_values"] as? [Double], "\(row)")
+                let reps = try XCTUnwrap(row["\(side)_repetitions"] as? [[Double]], "\(row)")
+                XCTAssertEqual(reps.count, values.count)
+                for (v, r) in zip(values, reps) {
+                    XCTAssertFalse(r.isEmpty)
+                    let s = r.sorted()
+                    XCTAssertEqual((s[(s.count - 1) / 2] + s[s.count / 2]) / 2, v, accuracy: abs(v) * 1e-12, "\(row["case"] ?? "") \(row["metric"] ?? "")")
+                }
+            }
+        }
         let wobble: [Double] = [0, 0.01, -0.01, 0.02, -0.005, 0.015, -0.02, 0.005, 0.01, -0.015]
         for i in rows.indices {
             let cpu = rows[i]["metric"] as? String == "cpu_s"
@@ -173,6 +186,9 @@ final class ABTests: XCTestCase {
         XCTAssertEqual(lenient.status, 0, lenient.stderr + lenient.stdout)
         let re = try json("re.json")
         XCTAssertEqual(((re["ab"] as? [String: Any])?["report"] as? [String: Any])?["status"] as? Int, 0)
+        let reRows = try XCTUnwrap(((re["ab"] as? [String: Any])?["report"] as? [String: Any])?["rows"] as? [[String: Any]])
+        XCTAssertEqual(reRows.map { ($0["base_repetitions"] as? [[Double]])?.count }, rows.map { ($0["base_repetitions"] as? [[Double]])?.count },
+            "re-judging keeps the repetitions")
 
         let onto = try cli.quantbench(["ab", "--rejudge", recorded.path, "--out", recorded.path])
         XCTAssertEqual(onto.status, 2, onto.stderr)

@@ -8,8 +8,10 @@ extension ABSummary {
     public func rejudged(policy: GatePolicy, source: String) -> ABSummary {
         var rows = report.rows.map { row -> GateRow in
             guard let metric = Metric(rawValue: row.metric) else { return row }
-            let fresh = RegressionGate.paired(
+            var fresh = RegressionGate.paired(
                 caseID: row.caseID, metric: metric, base: row.baseValues.map { Optional($0) }, new: row.newValues.map { Optional($0) })
+            fresh.baseRepetitions = row.baseRepetitions
+            fresh.newRepetitions = row.newRepetitions
             return fresh
         }
         rows = RegressionGate.decide(rows, policy: policy)

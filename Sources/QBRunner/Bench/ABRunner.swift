@@ -240,7 +240,10 @@ public struct ABRunner: Sendable {
                     notJudged.append("\(id) \(metric.label) (only the \(aAny ? "baseline" : "candidate") measures it)")
                     continue
                 }
-                rows.append(RegressionGate.paired(caseID: id, metric: metric, base: a, new: b))
+                var row = RegressionGate.paired(caseID: id, metric: metric, base: a, new: b)
+                row.baseRepetitions = aCases.map { $0?.metrics[metric.rawValue]?.samples ?? [] }
+                row.newRepetitions = bCases.map { $0?.metrics[metric.rawValue]?.samples ?? [] }
+                rows.append(row)
             }
         }
         rows = RegressionGate.decide(rows, policy: policy)

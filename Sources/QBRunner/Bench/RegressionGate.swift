@@ -107,10 +107,16 @@ public struct GateRow: Sendable, Codable, Equatable {
     /// The values tested: per round (`ab`) or the samples (`compare`).
     public var baseValues: [Double]
     public var newValues: [Double]
+    /// `ab` only: the repetitions each round's value was taken from (empty for a round
+    /// without any), so that a recorded run can be re-read with another per-round estimator,
+    /// not only another rule. Absent in files written before they were kept.
+    public var baseRepetitions: [[Double]]? = nil
+    public var newRepetitions: [[Double]]? = nil
 
     enum CodingKeys: String, CodingKey {
         case caseID = "case", metric, metricClass = "class", base, new, interval, change, bytesChange = "bytes_change", p
         case pHolm = "p_holm", n, verdict, detail, baseValues = "base_values", newValues = "new_values"
+        case baseRepetitions = "base_repetitions", newRepetitions = "new_repetitions"
     }
 
     public var label: String { "\(caseID) \(Metric(rawValue: metric)?.label ?? metric)" }
