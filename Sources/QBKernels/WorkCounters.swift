@@ -88,4 +88,11 @@ public final class WorkCounters: @unchecked Sendable {
         guard clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0 else { return .nan }
         return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
     }
+
+    /// CPU time of the calling thread so far (CLOCK_THREAD_CPUTIME_ID), seconds.
+    public static func threadCPUSeconds() -> Double {
+        var ts = timespec()
+        guard clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 else { return .nan }
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
 }

@@ -13,13 +13,6 @@ import QBSupport
 /// Beside wall time, the calling thread's CPU time: with one thread (`--threads 1`) that is
 /// the whole cost, and it does not count the time other processes hold the core.
 public enum BatchBenchmark {
-    /// CPU seconds the calling thread has run.
-    static func threadCPUSeconds() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
-    }
-
     public struct Row: Sendable {
         public let batch: Int
         /// The kernel the step's interleaved Q4_0 products ran on.
@@ -56,9 +49,9 @@ public enum BatchBenchmark {
         // The step alone is timed; picking the next tokens (greedy) is not.
         func step(_ k: Int, _ kernel: Linear.BatchKernel) throws -> (wall: Double, cpu: Double) {
             scratch.batchKernel = kernel
-            let start = clock.now, cpu = threadCPUSeconds()
+            let start = clock.now, cpu = WorkCounters.threadCPUSeconds()
             let logits = try model.forwardBatch(tokens[k], states: groups[k], scratch: scratch)
-            let seconds = (clock.now - start).seconds, cpuSeconds = threadCPUSeconds() - cpu
+            let seconds = (clock.now - start).seconds, cpuSeconds = WorkCounters.threadCPUSeconds() - cpu
             tokens[k] = logits.map { l in Int32(l.indices.max(by: { l[$0] < l[$1] }) ?? 0) }
             return (seconds, cpuSeconds)
         }
@@ -123,9 +116,9 @@ public enum BatchBenchmark {
         for round in 0...repetitions {
             for (k, b) in sizes.enumerated() {
                 for kernel in [Linear.BatchKernel.best, .fourRow] {
-                    let start = clock.now, cpu = threadCPUSeconds()
+                    let start = clock.now, cpu = WorkCounters.threadCPUSeconds()
                     Linear.matvecRows(ws, x.pointer, ys.map(\.pointer), count: b, pool: pool, kernel: kernel)
-                    let us = (clock.now - start).seconds * 1e6, cpuUs = (threadCPUSeconds() - cpu) * 1e6
+                    let us = (clock.now - start).seconds * 1e6, cpuUs = (WorkCounters.threadCPUSeconds() - cpu) * 1e6
                     // Round 0 warms caches and page tables.
                     guard round > 0 else { continue }
                     if kernel == .best {

@@ -129,9 +129,9 @@ final class SignificanceTests: XCTestCase {
         XCTAssertFalse(RegressionGate.reachesThreshold(row(0.06, low: 1.05, high: 1.07, metric: .cpuSeconds), metric: .cpuSeconds, threshold: 0.1))
         // To gate, the interval must also exclude a third of the threshold. The busy-machine
         // rows of the ab series: a same-binary run 8.2% [2.2%, 16.1%] worse in CPU time, a 3%
-        // slowdown 9.5% [3.0%, 18.9%] worse in speed; a 10% one 11.2% [6.3%, 17.2%].
+        // slowdown 10.4% [3.0%, 18.9%] worse in speed; a 10% one 11.2% [6.3%, 17.2%].
         XCTAssertFalse(RegressionGate.clearOfNoise(row(0.082, low: 1.022, high: 1.161, metric: .cpuSeconds), metric: .cpuSeconds, threshold: 0.1))
-        XCTAssertFalse(RegressionGate.clearOfNoise(row(0.095, low: 0.841, high: 0.971), metric: .tokensPerSecond, threshold: 0.1))
+        XCTAssertFalse(RegressionGate.clearOfNoise(row(0.104, low: 0.841, high: 0.971), metric: .tokensPerSecond, threshold: 0.1))
         XCTAssertTrue(RegressionGate.clearOfNoise(row(0.112, low: 1.063, high: 1.172, metric: .cpuSeconds), metric: .cpuSeconds, threshold: 0.1))
         XCTAssertTrue(RegressionGate.clearOfNoise(row(0.07, low: 1 / 1.12, high: 1 / 1.04), metric: .tokensPerSecond, threshold: 0.1))
         XCTAssertTrue(RegressionGate.clearOfNoise(row(0.12, low: .nan, high: .nan), metric: .tokensPerSecond, threshold: 0.1))

@@ -231,8 +231,10 @@ public struct ABRunner: Sendable {
             let skipped = (aCases + bCases).compactMap { $0 }.allSatisfy { $0.status == .skipped }
             if skipped { continue }
             for metric in Metric.allCases {
-                let a = aCases.map { c in c?.metrics[metric.rawValue].flatMap { Self.roundValue($0.samples) } }
-                let b = bCases.map { c in c?.metrics[metric.rawValue].flatMap { Self.roundValue($0.samples) } }
+                let aReps = aCases.map { $0?.metrics[metric.rawValue]?.samples }
+                let bReps = bCases.map { $0?.metrics[metric.rawValue]?.samples }
+                let a = aReps.map { $0.flatMap(Self.roundValue) }
+                let b = bReps.map { $0.flatMap(Self.roundValue) }
                 let aAny = a.contains { $0 != nil }, bAny = b.contains { $0 != nil }
                 if !aAny && !bAny { continue }
                 if aAny != bAny {
@@ -241,8 +243,8 @@ public struct ABRunner: Sendable {
                     continue
                 }
                 var row = RegressionGate.paired(caseID: id, metric: metric, base: a, new: b)
-                row.baseRepetitions = aCases.map { $0?.metrics[metric.rawValue]?.samples ?? [] }
-                row.newRepetitions = bCases.map { $0?.metrics[metric.rawValue]?.samples ?? [] }
+                row.baseRepetitions = aReps.map { $0 ?? [] }
+                row.newRepetitions = bReps.map { $0 ?? [] }
                 rows.append(row)
             }
         }

@@ -245,15 +245,9 @@ enum TestSlowdown {
         guard let s = setting, s.test == test, operationCPUSeconds.isFinite, operationCPUSeconds > 0 else { return }
         let share = operationCPUSeconds * s.fraction / Double(pool.threadCount)
         pool.parallelFor(pool.threadCount) { _, _ in
-            let until = threadCPUSeconds() + share
-            while threadCPUSeconds() < until {}
+            let until = WorkCounters.threadCPUSeconds() + share
+            while WorkCounters.threadCPUSeconds() < until {}
         }
-    }
-
-    static func threadCPUSeconds() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
     }
 }
 #endif
