@@ -32,8 +32,10 @@ final class ChatPTYTests: XCTestCase {
     /// end-of-sequence ids banned so every reply runs to --max-tokens: there is always a
     /// reply in progress to interrupt. The tiny vocabulary has 1024 ids; SyntheticTokenizer
     /// puts <|end_of_text|>, <|eom_id|> and <|eot_id|> at 769, 776 and 777.
-    var chatArguments: [String] {
-        ["chat", "--max-tokens", "600", "--threads", "2", "--temperature", "0",
+    var chatArguments: [String] { chatArguments(maxTokens: 600) }
+
+    func chatArguments(maxTokens: Int) -> [String] {
+        ["chat", "--max-tokens", String(maxTokens), "--threads", "2", "--temperature", "0",
          "--logit-bias", "769=-inf", "--logit-bias", "776=-inf", "--logit-bias", "777=-inf"]
     }
 
@@ -122,8 +124,11 @@ final class ChatPTYTests: XCTestCase {
         XCTAssertEqual(messages[3]["content"], "Go on")
         XCTAssertEqual(messages[4]["finish_reason"], "max_tokens")
 
-        // Resume: the history is back, and the next reply's prompt carries it.
-        let again = try PTYProcess(binary.path, chatArguments + ["--resume", saved], environment: environment)
+        // Resume: the history is back, and the next reply's prompt carries it. A smaller
+        // --max-tokens leaves the prompt room for both turns however far the interrupted
+        // reply got (up to 600 tokens on a busy machine, where Ctrl-C lands late): with 600
+        // reserved, a long first reply made the chat drop the oldest turn, by design.
+        let again = try PTYProcess(binary.path, chatArguments(maxTokens: 100) + ["--resume", saved], environment: environment)
         defer { again.terminate() }
         try again.expect("[resumed 2 turns from \(saved) with its system prompt]", timeout: startTimeout)
         // The restored conversation is shown before the prompt.
@@ -142,7 +147,7 @@ final class ChatPTYTests: XCTestCase {
         // the test depend on timing: on a loaded machine Ctrl-C could land while the 600-id
         // prompt was still being prefilled, and a reply stopped before its first token is,
         // by design, no turn of the history.
-        try again.expect("[reply cut at --max-tokens 600]", timeout: replyTimeout, whileOutputFlows: true)
+        try again.expect("[reply cut at --max-tokens 100]", timeout: replyTimeout, whileOutputFlows: true)
         try again.expectPrompt(timeout: stepTimeout)
         again.type("/stats\n")
         let resumedStats = try again.expect("history: 3 turns", timeout: stepTimeout)
@@ -168,9 +173,7 @@ final class ChatPTYTests: XCTestCase {
     /// stry^[[D^[[Do"), and up-arrow sent "^[[A".
     func testArrowKeysEditTheLineAndUpRecallsTheLastOne() throws {
         let saved = dir.appendingPathComponent("edited.jsonl").path
-        let args = ["chat", "--max-tokens", "8", "--threads", "2", "--temperature", "0",
-                    "--logit-bias", "769=-inf", "--logit-bias", "776=-inf", "--logit-bias", "777=-inf"]
-        let chat = try PTYProcess(binary.path, args, environment: environment)
+        let chat = try PTYProcess(binary.path, chatArguments(maxTokens: 8), environment: environment)
         defer { chat.terminate() }
         try chat.expect("Ctrl-D exits", timeout: startTimeout)
         try chat.expectPrompt(timeout: stepTimeout)
