@@ -12,7 +12,8 @@ struct AB: ParsableCommand {
             Each round runs `BIN bench ... --out FILE` once per side, in a fresh process, baseline first in odd \
             rounds and candidate first in even ones, so the machine's drift hits both alike. Only `bench` and the \
             options given here are passed on, so a baseline built before `ab` existed works. Default: the `ci` suite \
-            on the built-in 125M-parameter q4_0 model (builtin:ci-125m), 24 rounds within 150 s. \
+            on the built-in 125M-parameter q4_0 model (builtin:ci-125m), 24 rounds within 150 s, more (up to 96) while a metric \
+            is unsettled: a noisy machine measures longer instead of guessing. \
             Exit status: 0 nothing regressed with confidence, 1 a regression, 2 bad input or a run that failed \
             (the result JSON is still written), 3 a correctness check failed.
             """)
@@ -28,6 +29,9 @@ struct AB: ParsableCommand {
 
     @Option(help: "Rounds (each one process per side); at least 2, and 8 or more for the test to be able to show a change among 10 metrics.")
     var rounds: Int = ABRunner.defaultRounds
+
+    @Option(name: .customLong("max-rounds"), help: "Past --rounds, add pairs of rounds while a metric is unsettled (its interval still reaches the threshold without gating), up to this many in all and within --max-seconds (default: 4 x --rounds; --max-rounds equal to --rounds adds none).")
+    var maxRounds: Int?
 
     @Option(name: .customLong("max-seconds"), help: "Time budget: stop adding rounds when the next would end past it (the first 2 always run).")
     var maxSeconds: Double = ABRunner.defaultMaxSeconds
@@ -82,6 +86,7 @@ struct AB: ParsableCommand {
             throw ValidationError("give --baseline and --candidate (or --rejudge FILE)")
         }
         guard (2...1000).contains(rounds) else { throw ValidationError("--rounds must be between 2 and 1000") }
+        if let m = maxRounds, !(rounds...4000).contains(m) { throw ValidationError("--max-rounds must be between --rounds (\(rounds)) and 4000") }
         guard maxSeconds.isFinite, maxSeconds > 0, maxSeconds <= 7 * 86400 else { throw ValidationError("--max-seconds must be a positive number of seconds (at most a week)") }
         for (name, v) in [("--max-regression", maxRegression), ("--max-work-regression", maxWorkRegression)] {
             guard v.isFinite, v >= 0, v < 100 else { throw ValidationError("\(name) must be a percentage in [0, 100)") }
@@ -195,7 +200,7 @@ struct AB: ParsableCommand {
         let interrupt = InterruptFlag()
         let signals = interrupt.handleSignals(message: "interrupting: stopping after the current run; the result is still written (again to quit now)\n")
         let runner = ABRunner(
-            baseline: baseline, candidate: candidate, benchArguments: args, rounds: rounds, maxSeconds: maxSeconds,
+            baseline: baseline, candidate: candidate, benchArguments: args, rounds: rounds, maxRounds: maxRounds, maxSeconds: maxSeconds,
             policy: policy, workDirectory: work, interrupt: interrupt,
             log: { FileHandle.standardError.write(Data("ab: \($0)\n".utf8)) })
         let (result, abSummary) = runner.run()

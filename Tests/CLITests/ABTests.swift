@@ -207,6 +207,99 @@ final class ABTests: XCTestCase {
         XCTAssertTrue(both.stderr.contains("--rejudge reads recorded rounds"), both.stderr)
     }
 
+    /// Two replaying "binaries" (scripts that copy the next of a list of results files, made
+    /// from one real `bench` run with chosen pp8 speeds and CPU times) let the rounds' values be
+    /// set exactly. `ratios[i]` is the candidate's time factor in round i (speed divided by it).
+    func replay(ratios: [Double], rounds: Int, extraArgs: [String]) throws -> (CLITests.Run, [String: Any]) {
+        let template = dir.appendingPathComponent("template.json")
+        let t = try cli.quantbench([
+            "bench", "--model", "builtin:tiny", "--pp", "8", "--tg", "4", "--repetitions", "1", "--warmup", "0",
+            "--min-sample-seconds", "0", "--out", template.path,
+        ])
+        XCTAssertEqual(t.status, 0, t.stderr)
+        let doc = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: template)) as? [String: Any])
+        // The machine's drift, shared by both sides of a round.
+        let drift: [Double] = [0, 0.02, -0.015, 0.03, -0.01, 0.025, -0.02, 0.005, 0.012, -0.007, 0.017]
+        for (side, factors) in [("base", ratios.map { _ in 1.0 }), ("cand", ratios)] {
+            for (i, f) in factors.enumerated() {
+                var d = doc
+                var cases = try XCTUnwrap(d["cases"] as? [[String: Any]])
+                for k in cases.indices where cases[k]["id"] as? String == "pp8" {
+                    var metrics = try XCTUnwrap(cases[k]["metrics"] as? [String: Any])
+                    let slow = f * (1 + drift[i % drift.count])
+                    for (m, v) in [("tokens_per_s", 1000 / slow), ("cpu_s", 0.01 * slow)] {
+                        metrics[m] = ["samples": [v], "median": v, "mean": v, "ci_low": v, "ci_high": v, "sd": 0, "n": 1, "confidence": 0]
+                    }
+                    cases[k]["metrics"] = metrics
+                }
+                d["cases"] = cases
+                try JSONSerialization.data(withJSONObject: d).write(to: dir.appendingPathComponent("\(side)-\(i).json"))
+            }
+        }
+        let fake = { (side: String) in
+            try self.script("\(side)-quantbench", """
+                n=$(cat "\(self.dir.path)/\(side).count" 2>/dev/null || echo 0)
+                echo $((n + 1)) > "\(self.dir.path)/\(side).count"
+                for a; do last="$a"; done
+                cp "\(self.dir.path)/\(side)-$n.json" "$last"
+                """)
+        }
+        let r = try cli.quantbench([
+            "ab", "--baseline", try fake("base"), "--candidate", try fake("cand"), "--model", "builtin:tiny", "--pp", "8", "--tg", "4",
+            "--rounds", "\(rounds)", "--max-seconds", "600", "--out", dir.appendingPathComponent("ab.json").path,
+        ] + extraArgs)
+        return (r, try json("ab.json"))
+    }
+
+    /// Rounds are added while a metric's interval still reaches the threshold without gating,
+    /// and stop once it settles: four wild rounds (a noisy machine), then steady ones.
+    func testUnsettledMetricsGetMoreRounds() throws {
+        let wild: [Double] = [1.25, 0.8, 1.2, 0.85]
+        let (r, doc) = try replay(ratios: wild + Array(repeating: 1.0, count: 36), rounds: 4, extraArgs: ["--max-rounds", "40"])
+        XCTAssertEqual(r.status, 0, r.stderr + r.stdout)
+        let ab = try XCTUnwrap(doc["ab"] as? [String: Any])
+        let rounds = try XCTUnwrap(ab["rounds"] as? [[String: Any]]).count
+        XCTAssertEqual(ab["stopped_by"] as? String, "settled", r.stdout)
+        XCTAssertGreaterThan(rounds, 4, "the wild rounds leave pp8 open")
+        XCTAssertLessThan(rounds, 40, "steady rounds settle it")
+        XCTAssertEqual(rounds % 2, 0, "added in AB-BA pairs")
+        XCTAssertEqual(ab["rounds_max"] as? Int, 40)
+        XCTAssertTrue((ab["extended_for"] as? [String])?.contains("pp8 t/s") == true, "\(ab["extended_for"] ?? "none")")
+        XCTAssertTrue(r.stdout.contains("were unsettled") || r.stdout.contains("was unsettled"), r.stdout)
+
+        // Steady from the start: exactly the planned rounds.
+        try FileManager.default.removeItem(at: dir)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (steady, steadyDoc) = try replay(ratios: Array(repeating: 1.0, count: 12), rounds: 6, extraArgs: [])
+        XCTAssertEqual(steady.status, 0, steady.stderr)
+        let steadyAB = try XCTUnwrap(steadyDoc["ab"] as? [String: Any])
+        XCTAssertEqual((steadyAB["rounds"] as? [Any])?.count, 6)
+        XCTAssertEqual(steadyAB["stopped_by"] as? String, "rounds")
+        XCTAssertNil(steadyAB["extended_for"])
+    }
+
+    /// Wild to the end: the run stops at --max-rounds with a warning naming what is unsettled,
+    /// and passes (nothing shown worse); with --max-rounds equal to --rounds nothing is added.
+    func testAMetricThatNeverSettlesIsNamed() throws {
+        let wild: [Double] = [1.25, 0.8, 1.2, 0.85, 1.3, 0.78, 1.22, 0.82]
+        let (r, doc) = try replay(ratios: wild + wild, rounds: 4, extraArgs: ["--max-rounds", "8"])
+        XCTAssertEqual(r.status, 0, r.stderr + r.stdout)
+        let ab = try XCTUnwrap(doc["ab"] as? [String: Any])
+        XCTAssertEqual((ab["rounds"] as? [Any])?.count, 8)
+        XCTAssertEqual(ab["stopped_by"] as? String, "max rounds")
+        XCTAssertTrue(r.stdout.contains("unsettled after 8 rounds (stopped by max rounds): pp8 t/s"), r.stdout)
+
+        try FileManager.default.removeItem(at: dir)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (fixed, fixedDoc) = try replay(ratios: wild, rounds: 4, extraArgs: ["--max-rounds", "4"])
+        XCTAssertEqual(fixed.status, 0, fixed.stderr)
+        XCTAssertEqual(((fixedDoc["ab"] as? [String: Any])?["rounds"] as? [Any])?.count, 4)
+        XCTAssertTrue(fixed.stdout.contains("unsettled after 4 rounds (stopped by the round count)") || fixed.stdout.contains("unsettled after 4 rounds (stopped by rounds)"), fixed.stdout)
+        let bad = try cli.quantbench(["ab", "--baseline", cli.binary.path, "--candidate", cli.binary.path, "--rounds", "8", "--max-rounds", "6"])
+        XCTAssertEqual(bad.status, 64, bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("--max-rounds must be between --rounds (8) and 4000"), bad.stderr)
+    }
+
     func testBadInputExitsTwo() throws {
         let r = try cli.quantbench(["ab", "--baseline", "/nonexistent/quantbench", "--candidate", cli.binary.path])
         XCTAssertEqual(r.status, 2)

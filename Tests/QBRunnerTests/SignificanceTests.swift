@@ -220,4 +220,35 @@ extension SignificanceTests {
         XCTAssertNil(Significance.wilcoxonGreater([]))
         XCTAssertNil(Significance.wilcoxonGreater([1, .nan]))
     }
+
+    /// `ab` adds rounds while a row is open: its interval still reaches the threshold and it
+    /// does not gate. Wide rounds leave a same-binary row open; tight ones close it, as does
+    /// a clear regression; memory rows never hold a run open.
+    func testUnsettledRowsAreThoseWhoseIntervalStillReachesTheThreshold() {
+        let policy = GatePolicy()
+        // A noisy machine: ±12% independent of the side, 8 rounds.
+        let wild: [Double?] = [1.12, 0.9, 1.08, 0.88, 1.1, 0.95, 1.05, 0.92].map { 100 * $0 }
+        let rows = RegressionGate.decide([
+            RegressionGate.paired(caseID: "noisy", metric: .tokensPerSecond, base: Self.rounds(100), new: wild),
+            RegressionGate.paired(caseID: "same", metric: .tokensPerSecond, base: Self.rounds(100), new: Self.rounds(100, noiseSeed: 3)),
+            RegressionGate.paired(caseID: "slow", metric: .tokensPerSecond, base: Self.rounds(100, n: 10), new: Self.rounds(100, factor: 1 / 1.25, n: 10, noiseSeed: 5)),
+            RegressionGate.paired(caseID: "small", metric: .cpuSeconds, base: Self.rounds(0.2), new: Self.rounds(0.2, factor: 1.03, noiseSeed: 7)),
+            RegressionGate.paired(caseID: "heap", metric: .heap, base: [100, 100, 100].map { $0 * 1_048_576 }, new: [90, 200, 100].map { $0 * 1_048_576 }),
+        ], policy: policy)
+        XCTAssertEqual(rows.map(\.verdict), [.unchanged, .unchanged, .regression, .unchanged, .possibleRegression],
+            "\(rows.map { ($0.label, $0.change, $0.interval.low, $0.interval.high, $0.pHolm ?? -1) })")
+        XCTAssertEqual(rows.map { RegressionGate.unsettled($0, policy: policy) }, [true, false, false, false, false],
+            "\(rows.map { ($0.label, $0.interval.low, $0.interval.high) })")
+        // The same rows against a 30% threshold: the noisy one's interval no longer reaches it.
+        let lax = GatePolicy(timeThreshold: 0.3)
+        XCTAssertFalse(RegressionGate.unsettled(RegressionGate.decide([rows[0]], policy: lax)[0], policy: lax))
+        // A wall-time row that CPU time does not corroborate is settled too: more rounds cannot
+        // make it gate while its case's CPU time stays put.
+        let busy = RegressionGate.decide([
+            RegressionGate.paired(caseID: "busy", metric: .tokensPerSecond, base: Self.rounds(100), new: Self.rounds(100, factor: 1 / 1.2, noiseSeed: 3)),
+            RegressionGate.paired(caseID: "busy", metric: .cpuSeconds, base: Self.rounds(0.2), new: Self.rounds(0.2, factor: 1.01, noiseSeed: 4)),
+        ], policy: policy)
+        XCTAssertEqual(busy[0].verdict, .possibleRegression)
+        XCTAssertFalse(RegressionGate.unsettled(busy[0], policy: policy))
+    }
 }

@@ -26,6 +26,11 @@ public struct ABRunner: Sendable {
     public var benchArguments: [String]
     /// Rounds to run (at least 2).
     public var rounds: Int
+    /// Most rounds to run: past `rounds`, pairs of rounds (AB, BA) are added while a metric
+    /// is unsettled (`RegressionGate.unsettled`) and the time budget allows. On a quiet
+    /// machine the planned rounds settle everything; on a noisy one the intervals are wide
+    /// and more rounds, not a looser rule, keep a real regression from passing unnoticed.
+    public var maxRounds: Int
     /// Time budget: no round is started that would end past it (by the mean round so far);
     /// the first two rounds always run.
     public var maxSeconds: Double
@@ -38,11 +43,14 @@ public struct ABRunner: Sendable {
     public var log: @Sendable (String) -> Void
 
     public static let defaultRounds = 24
+    /// `maxRounds` when none is given: four times the planned rounds (halving the
+    /// intervals' width), in practice bounded by the time budget.
+    public static let defaultExtension = 4
     public static let defaultMaxSeconds = 150.0
     public static let minimumRounds = 2
 
     public init(
-        baseline: String, candidate: String, benchArguments: [String], rounds: Int = ABRunner.defaultRounds,
+        baseline: String, candidate: String, benchArguments: [String], rounds: Int = ABRunner.defaultRounds, maxRounds: Int? = nil,
         maxSeconds: Double = ABRunner.defaultMaxSeconds, policy: GatePolicy = GatePolicy(), workDirectory: URL,
         processTimeout: Double = 600, interrupt: InterruptFlag = InterruptFlag(), log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
@@ -50,6 +58,7 @@ public struct ABRunner: Sendable {
         self.candidate = candidate
         self.benchArguments = benchArguments
         self.rounds = max(Self.minimumRounds, rounds)
+        self.maxRounds = max(self.rounds, maxRounds ?? self.rounds * Self.defaultExtension)
         self.maxSeconds = maxSeconds
         self.policy = policy
         self.workDirectory = workDirectory
@@ -74,8 +83,19 @@ public struct ABRunner: Sendable {
         var candResults: [BenchResult?] = []
         var roundRecords: [ABSummary.Round] = []
         var failures: [String] = []
-        var stoppedBy = "rounds"
-        for r in 0..<rounds {
+        var stoppedBy = maxRounds > rounds ? "max rounds" : "rounds"
+        var extendedFor: [String]?
+        for r in 0..<maxRounds {
+            // Past the planned rounds, only in AB-BA pairs and only while something is open.
+            if r >= rounds, (r - rounds) % 2 == 0 {
+                let open = unsettled(base: baseResults, cand: candResults)
+                if open.isEmpty {
+                    stoppedBy = r == rounds ? "rounds" : "settled"
+                    break
+                }
+                if extendedFor == nil { extendedFor = open.map(\.label) }
+                log("round \(r): unsettled: " + open.map(\.label).joined(separator: ", ") + "; adding rounds")
+            }
             let elapsed = (clock.now - start).seconds
             if r >= Self.minimumRounds, !roundRecords.isEmpty {
                 let mean = elapsed / Double(roundRecords.count)
@@ -89,7 +109,7 @@ public struct ABRunner: Sendable {
             var record = ABSummary.Round(index: r + 1, order: r % 2 == 0 ? "AB" : "BA")
             var outcomes: [Side: RunOutcome] = [:]
             for side in order {
-                log("round \(r + 1)/\(rounds): \(side.rawValue)")
+                log("round \(r + 1)/\(r < rounds ? rounds : maxRounds): \(side.rawValue)")
                 let o = runBench(side: side, round: r + 1)
                 outcomes[side] = o
                 if let f = o.failure { failures.append(f) }
@@ -103,9 +123,10 @@ public struct ABRunner: Sendable {
             candResults.append(outcomes[.candidate]?.result)
             if !failures.isEmpty { stoppedBy = "failure"; break }
         }
+        if stoppedBy == "max rounds", unsettled(base: baseResults, cand: candResults).isEmpty { stoppedBy = "settled" }
         let summary = judge(
             base: baseResults, cand: candResults, rounds: roundRecords, failures: failures, stoppedBy: stoppedBy,
-            seconds: (clock.now - start).seconds)
+            extendedFor: extendedFor, seconds: (clock.now - start).seconds)
         return (Self.combined(candidate: candResults, baseline: baseResults, summary: summary), summary)
     }
 
@@ -192,14 +213,11 @@ public struct ABRunner: Sendable {
     /// The per-round values of every (case, metric) both sides measure, judged.
     func judge(
         base: [BenchResult?], cand: [BenchResult?], rounds: [ABSummary.Round], failures: [String], stoppedBy: String,
-        seconds: Double
+        extendedFor: [String]? = nil, seconds: Double
     ) -> ABSummary {
         var warnings: [String] = []
         var failures = failures
-        let pairs = zip(base, cand).compactMap { a, b -> (BenchResult, BenchResult)? in
-            guard let a, let b else { return nil }
-            return (a, b)
-        }
+        let pairs = Self.completeRounds(base: base, cand: cand)
         if let (a, b) = pairs.first {
             if a.suite.hash != b.suite.hash { warnings.append("the two binaries ran different suites: \(a.suite.name) (\(a.suite.hash)) and \(b.suite.name) (\(b.suite.hash))") }
             if a.model.fileHash != b.model.fileHash { warnings.append("the two binaries ran different models: \(a.model.name) (\(a.model.fileHash)) and \(b.model.name) (\(b.model.fileHash))") }
@@ -214,6 +232,72 @@ public struct ABRunner: Sendable {
                 warnings.append("sample timing differs (the baseline predates minimum sample times?): baseline \(a.settings.minSampleSeconds.map { "\($0) s" } ?? "one operation"), candidate \(b.settings.minSampleSeconds.map { "\($0) s" } ?? "one operation")")
             }
         }
+        var (rows, notJudged, missing) = Self.rows(pairs: pairs)
+        failures += missing
+        rows = RegressionGate.decide(rows, policy: policy)
+        let open = rows.filter { RegressionGate.unsettled($0, policy: policy) }
+        if !open.isEmpty && stoppedBy != "failure" && stoppedBy != "interrupted" {
+            warnings.append("unsettled after \(rounds.count) rounds (stopped by \(stoppedBy)): "
+                + open.map { "\($0.label) \(String(format: "%+.1f%%", $0.change * 100)) [95% interval to \(String(format: "%+.1f%%", (RegressionGate.boundChange($0, metric: Metric(rawValue: $0.metric) ?? .tokensPerSecond, worst: true) ?? .nan) * 100))]" }.joined(separator: ", ")
+                + ": a change of the threshold's size can be neither shown nor ruled out on a machine this noisy; "
+                + "a quieter machine, a larger --max-seconds or --max-rounds would settle it")
+        }
+        let tested = rows.filter { $0.p != nil }
+        if let n = tested.map(\.n).min(), !tested.isEmpty, pow(0.5, Double(n)) >= policy.alpha / Double(tested.count) {
+            warnings.append("\(n) paired rounds cannot show anything: the signed-rank test's smallest p (2^-\(n)) is not below "
+                + "Holm's first cut (α/\(tested.count)); give more rounds or a larger --max-seconds")
+        }
+        // Checks: the candidate's, per (case, check), failed when any round failed it.
+        var checks: [GateReport.Check] = []
+        for r in cand.compactMap({ $0 }) {
+            for c in r.cases {
+                for k in c.checks {
+                    if let i = checks.firstIndex(where: { $0.caseID == c.id && $0.name == k.name }) {
+                        if !k.passed && checks[i].passed { checks[i].passed = false; checks[i].detail = k.detail }
+                    } else {
+                        checks.append(GateReport.Check(caseID: c.id, name: k.name, passed: k.passed, detail: k.detail))
+                    }
+                }
+            }
+        }
+        let baseFailed = Set(base.compactMap { $0 }.flatMap { r in r.cases.flatMap { c in c.checks.filter { !$0.passed }.map { "\(c.id) \($0.name)" } } })
+        if !baseFailed.isEmpty { warnings.append("the baseline fails checks too: " + baseFailed.sorted().joined(separator: ", ")) }
+        if stoppedBy == "interrupted" { failures.append("interrupted after \(rounds.count) round\(rounds.count == 1 ? "" : "s")") }
+
+        var notes: [String] = []
+        let stop = stoppedBy == "rounds" ? "the round count" : stoppedBy == "settled" ? "every metric settled" : stoppedBy
+        notes.append("\(rounds.count) round\(rounds.count == 1 ? "" : "s") in \(Int(seconds.rounded())) s (stopped by \(stop)); "
+            + "each round's value is the median of one process's repetitions.")
+        if let extendedFor {
+            notes.append("Rounds past the planned \(self.rounds) (up to \(maxRounds)) were added while "
+                + extendedFor.joined(separator: ", ") + (extendedFor.count == 1 ? " was" : " were") + " unsettled.")
+        }
+        if !notJudged.isEmpty { notes.append("Not judged: " + notJudged.joined(separator: ", ") + ".") }
+        if let counters = cand.compactMap({ $0 }).first?.workCounters {
+            notes.append(counters.available ? "Work counters (instructions, cycles) were read." : "Work counters unavailable: \(counters.reason ?? "unknown reason"); gated on times and memory only.")
+        } else if cand.contains(where: { $0 != nil }) {
+            notes.append("Work counters: the candidate does not record them.")
+        }
+        let sides = [(Side.baseline, base), (Side.candidate, cand)].map { side, results -> ABSummary.SideInfo in
+            let env = results.compactMap { $0 }.first?.environment
+            return ABSummary.SideInfo(binary: binary(side), commit: env?.commit, dirty: env?.dirty, buildConfiguration: env?.buildConfiguration, rounds: results.compactMap { $0 }.count)
+        }
+        let describe = { (s: ABSummary.SideInfo) in "`\(s.binary)`" + (s.commit.map { " (\($0 == "unknown" ? "unknown commit" : String($0.prefix(12)))\(s.dirty == true ? "-dirty" : ""))" } ?? "") }
+        let method = "baseline \(describe(sides[0])), candidate \(describe(sides[1])); \(rounds.count) rounds in ABBA order, one fresh process per side per round; "
+            + "one-sided Wilcoxon signed-rank test on per-round log-ratios (memory: byte differences), Holm over all \(rows.count) metrics at α = \(Int(policy.alpha * 100))%; "
+            + policy.ruleText + "."
+        let report = GateReport(
+            title: "QuantBench A/B", method: method, policy: policy, rows: rows, checks: checks, failures: failures,
+            warnings: warnings, notes: notes)
+        return ABSummary(
+            baseline: sides[0], candidate: sides[1], benchArguments: benchArguments, roundsRequested: self.rounds,
+            roundsMax: maxRounds, extendedFor: extendedFor, maxSeconds: maxSeconds, stoppedBy: stoppedBy, seconds: seconds, rounds: rounds, report: report)
+    }
+
+    /// One row per (case, metric) both sides measure, from the complete rounds, not yet
+    /// judged; with the metrics only one side measures and the cases only one side ran.
+    static func rows(pairs: [(BenchResult, BenchResult)]) -> (rows: [GateRow], notJudged: [String], failures: [String]) {
+        var failures: [String] = []
         var rows: [GateRow] = []
         var notJudged: [String] = []
         // Case ids in suite order, from the first complete round.
@@ -248,52 +332,22 @@ public struct ABRunner: Sendable {
                 rows.append(row)
             }
         }
-        rows = RegressionGate.decide(rows, policy: policy)
-        let tested = rows.filter { $0.p != nil }
-        if let n = tested.map(\.n).min(), !tested.isEmpty, pow(0.5, Double(n)) >= policy.alpha / Double(tested.count) {
-            warnings.append("\(n) paired rounds cannot show anything: the signed-rank test's smallest p (2^-\(n)) is not below "
-                + "Holm's first cut (α/\(tested.count)); give more rounds or a larger --max-seconds")
-        }
-        // Checks: the candidate's, per (case, check), failed when any round failed it.
-        var checks: [GateReport.Check] = []
-        for r in cand.compactMap({ $0 }) {
-            for c in r.cases {
-                for k in c.checks {
-                    if let i = checks.firstIndex(where: { $0.caseID == c.id && $0.name == k.name }) {
-                        if !k.passed && checks[i].passed { checks[i].passed = false; checks[i].detail = k.detail }
-                    } else {
-                        checks.append(GateReport.Check(caseID: c.id, name: k.name, passed: k.passed, detail: k.detail))
-                    }
-                }
-            }
-        }
-        let baseFailed = Set(base.compactMap { $0 }.flatMap { r in r.cases.flatMap { c in c.checks.filter { !$0.passed }.map { "\(c.id) \($0.name)" } } })
-        if !baseFailed.isEmpty { warnings.append("the baseline fails checks too: " + baseFailed.sorted().joined(separator: ", ")) }
-        if stoppedBy == "interrupted" { failures.append("interrupted after \(rounds.count) round\(rounds.count == 1 ? "" : "s")") }
+        return (rows, notJudged, failures)
+    }
 
-        var notes: [String] = []
-        notes.append("\(rounds.count) round\(rounds.count == 1 ? "" : "s") in \(Int(seconds.rounded())) s (stopped by \(stoppedBy == "rounds" ? "the round count" : stoppedBy)); "
-            + "each round's value is the median of one process's repetitions.")
-        if !notJudged.isEmpty { notes.append("Not judged: " + notJudged.joined(separator: ", ") + ".") }
-        if let counters = cand.compactMap({ $0 }).first?.workCounters {
-            notes.append(counters.available ? "Work counters (instructions, cycles) were read." : "Work counters unavailable: \(counters.reason ?? "unknown reason"); gated on times and memory only.")
-        } else if cand.contains(where: { $0 != nil }) {
-            notes.append("Work counters: the candidate does not record them.")
+    /// The rounds in which both sides produced a result.
+    static func completeRounds(base: [BenchResult?], cand: [BenchResult?]) -> [(BenchResult, BenchResult)] {
+        zip(base, cand).compactMap { a, b -> (BenchResult, BenchResult)? in
+            guard let a, let b else { return nil }
+            return (a, b)
         }
-        let sides = [(Side.baseline, base), (Side.candidate, cand)].map { side, results -> ABSummary.SideInfo in
-            let env = results.compactMap { $0 }.first?.environment
-            return ABSummary.SideInfo(binary: binary(side), commit: env?.commit, dirty: env?.dirty, buildConfiguration: env?.buildConfiguration, rounds: results.compactMap { $0 }.count)
-        }
-        let describe = { (s: ABSummary.SideInfo) in "`\(s.binary)`" + (s.commit.map { " (\($0 == "unknown" ? "unknown commit" : String($0.prefix(12)))\(s.dirty == true ? "-dirty" : ""))" } ?? "") }
-        let method = "baseline \(describe(sides[0])), candidate \(describe(sides[1])); \(rounds.count) rounds in ABBA order, one fresh process per side per round; "
-            + "one-sided Wilcoxon signed-rank test on per-round log-ratios (memory: byte differences), Holm over all \(rows.count) metrics at α = \(Int(policy.alpha * 100))%; "
-            + policy.ruleText + "."
-        let report = GateReport(
-            title: "QuantBench A/B", method: method, policy: policy, rows: rows, checks: checks, failures: failures,
-            warnings: warnings, notes: notes)
-        return ABSummary(
-            baseline: sides[0], candidate: sides[1], benchArguments: benchArguments, roundsRequested: self.rounds,
-            maxSeconds: maxSeconds, stoppedBy: stoppedBy, seconds: seconds, rounds: rounds, report: report)
+    }
+
+    /// The judged rows still open after the rounds so far (`RegressionGate.unsettled`).
+    func unsettled(base: [BenchResult?], cand: [BenchResult?]) -> [GateRow] {
+        let pairs = Self.completeRounds(base: base, cand: cand)
+        let rows = RegressionGate.decide(Self.rows(pairs: pairs).rows, policy: policy)
+        return rows.filter { RegressionGate.unsettled($0, policy: policy) }
     }
 
     /// One process's figure for a metric: the median of its repetitions. A sample that is
@@ -393,8 +447,14 @@ public struct ABSummary: Sendable, Codable, Equatable {
     public var candidate: SideInfo
     public var benchArguments: [String]
     public var roundsRequested: Int
+    /// The most rounds the run could add while metrics were unsettled (absent in files
+    /// written before rounds were added).
+    public var roundsMax: Int?
+    /// The metrics that were unsettled after the planned rounds, when rounds were added.
+    public var extendedFor: [String]?
     public var maxSeconds: Double
-    /// "rounds", "time budget", "failure" or "interrupted".
+    /// "rounds", "settled" (every metric settled after added rounds), "max rounds",
+    /// "time budget", "failure" or "interrupted".
     public var stoppedBy: String
     public var seconds: Double
     public var rounds: [Round]
@@ -402,6 +462,7 @@ public struct ABSummary: Sendable, Codable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case baseline, candidate, benchArguments = "bench_arguments", roundsRequested = "rounds_requested"
+        case roundsMax = "rounds_max", extendedFor = "extended_for"
         case maxSeconds = "max_seconds", stoppedBy = "stopped_by", seconds, rounds, report
     }
 }

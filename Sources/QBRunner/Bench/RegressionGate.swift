@@ -304,6 +304,21 @@ public enum RegressionGate {
         return least >= threshold / 3
     }
 
+    /// Whether a judged time or work row leaves the gate's question open: it does not gate
+    /// (nor would it but for its case's CPU time, see `corroborated`), yet its 95% interval
+    /// reaches the threshold, so a regression of the threshold's size is still consistent with
+    /// the data. `ab` adds rounds while any row is open. Stopping on the interval's position
+    /// rather than on a verdict keeps the false-alarm rate near α: a row closes when its
+    /// interval falls below the threshold or when it gates, and a same-binary run can only
+    /// close the first way (it gates only if its interval excludes a third of the threshold).
+    /// Memory rows, judged with an absolute slack, are never open.
+    public static func unsettled(_ r: GateRow, policy: GatePolicy) -> Bool {
+        guard r.verdict != .invalid, let metric = Metric(rawValue: r.metric), metric.gateClass != .memory else { return false }
+        if verdict(r, policy: policy) == .regression { return false }
+        guard let worst = boundChange(r, metric: metric, worst: true) else { return false }
+        return worst >= policy.threshold(for: metric)
+    }
+
     /// The change (worse positive) at the interval's worse or better end; nil without one.
     static func boundChange(_ r: GateRow, metric: Metric, worst: Bool) -> Double? {
         let bound = metric.higherIsBetter == worst ? r.interval.low : r.interval.high
