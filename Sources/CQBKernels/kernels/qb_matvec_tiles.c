@@ -185,8 +185,8 @@ int qb_matvec_q4_0x16_fast(void) {
 #endif
 }
 
-TILE_SCHEDULE void qb_matvec_q4_0x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n,
-                       int64_t g0, int64_t g1, int64_t cols) {
+TILE_SCHEDULE void qb_matvec_q4_0x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys,
+                                     int64_t n, int64_t g0, int64_t g1, int64_t cols) {
     const int64_t nb = cols / 32;
 #if defined(QB_AVX512)
     for (int64_t g = g0; g < g1; g += 4) {
