@@ -226,7 +226,18 @@ extension LanguageModel {
             throw ForwardCancelled(processed: 0)
         }
         let vocab = config.vocabSize
-        return (0..<tokens.count).map { Array(out[($0 * vocab)..<(($0 + 1) * vocab)]) }
+        // Each sequence's logits are copied out on the pool: at 8 sequences of a 128K
+        // vocabulary the copy is 4 MB, which the caller alone took 0.4 ms a step over (1% of
+        // a two-thread step, with the other thread idle).
+        var rows = [[Float]](repeating: [], count: tokens.count)
+        out.withUnsafeBufferPointer { src in
+            rows.withUnsafeMutableBufferPointer { dst in
+                scratch.pool.parallelFor(tokens.count) { range, _ in
+                    for t in range { dst[t] = Array(src[(t * vocab)..<((t + 1) * vocab)]) }
+                }
+            }
+        }
+        return rows
     }
 }
 

@@ -63,8 +63,9 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
 
     func testTilesMatchTheirDefinitionBitwise() throws {
         try onEveryKernelSet {
-            // 72 rows: 18 groups, four full tiles and a partial one of two groups.
-            for (rows, cols) in [(72, 512), (16, 2048), (4, 64)] {
+            // 72 rows: 18 groups, four full tiles and a partial one of two groups. 96 and
+            // 32 columns: odd block counts (the vector loop takes two blocks at a time).
+            for (rows, cols) in [(72, 512), (16, 2048), (4, 64), (20, 96), (8, 32)] {
                 let w = try q40(rows: rows, cols: cols)
                 let groups = rows / 4
                 for n in [1, 3, 8, 11] {
