@@ -327,6 +327,25 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// Q5_0/Q5_1 decode sums each block's integer products in vector code on the AVX2 and
+    /// AVX-512 sets and adds the blocks' f32 terms in the scalar loop's order and rounding:
+    /// bitwise the portable set's rows (block counts with and without a partial group of 8).
+    func testQ5DecodeEqualsPortableRowsBitwise() {
+        let before = KernelSet.active
+        defer { KernelSet.use(before) }
+        for t in [GGMLType.q5_0, .q5_1] {
+            for cols in [96, 512, 640, 2048] {
+                let w = randomBlocks(t, rows: 7, cols: cols), x = randoms(cols, scale: 3)
+                KernelSet.use(.portable)
+                let portable = matvec(w, x, threads: 1)
+                XCTAssertLessThan(relativeError(portable, Reference.matvec(w, x)), 2e-5, "\(t) \(cols)")
+                forEachKernelSet(name) { set in
+                    XCTAssertEqual(matvec(w, x, threads: 2), portable, "\(t) \(cols) on \(set.name)")
+                }
+            }
+        }
+    }
+
     /// Values in [-1, 1]: each format's error stays within one step of its grid (formats
     /// anchored on one edge, like Q4_0 and MLX, can be a full step off at the other edge;
     /// those with a min and a step rounded to nearest stay within half a step).
