@@ -327,10 +327,10 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
-    /// Q5_0/Q5_1 decode sums each block's integer products in vector code on the AVX2 and
-    /// AVX-512 sets and adds the blocks' f32 terms in the scalar loop's order and rounding:
-    /// bitwise the portable set's rows (block counts with and without a partial group of 8).
-    func testQ5DecodeEqualsPortableRowsBitwise() {
+    /// Q5_0/Q5_1 decode in vector code on the AVX2 and AVX-512 sets: each block's integer
+    /// sum is exact and only the f32 summation order differs from the portable set's scalar
+    /// loop (block counts 3 to 64, every bit pattern of the fifth bits).
+    func testQ5DecodeMatchesPortableRows() {
         let before = KernelSet.active
         defer { KernelSet.use(before) }
         for t in [GGMLType.q5_0, .q5_1] {
@@ -340,7 +340,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 let portable = matvec(w, x, threads: 1)
                 XCTAssertLessThan(relativeError(portable, Reference.matvec(w, x)), 2e-5, "\(t) \(cols)")
                 forEachKernelSet(name) { set in
-                    XCTAssertEqual(matvec(w, x, threads: 2), portable, "\(t) \(cols) on \(set.name)")
+                    XCTAssertLessThan(relativeError(matvec(w, x, threads: 2), portable), 1e-5, "\(t) \(cols) on \(set.name)")
                 }
             }
         }

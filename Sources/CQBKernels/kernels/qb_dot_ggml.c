@@ -65,52 +65,30 @@ static float dot_q4_1(const block_q4_1 *w, const qb_q8a *a, int64_t nb) {
 }
 
 #if defined(__AVX2__)
-// Q5_0/Q5_1 in vector code up to each block's integer sum, which is exact in any order;
-// the blocks' f32 terms are then added one by one as the scalar loop adds them, so the
-// result is bitwise the definition's. Eight blocks at a time share one horizontal sum.
-
-// Lane k: the sum of the eight lanes of v[k].
-static inline __m256i hsum8x8_epi32(const __m256i v[8]) {
-    __m256i a0 = _mm256_hadd_epi32(v[0], v[1]), a1 = _mm256_hadd_epi32(v[2], v[3]);
-    __m256i a2 = _mm256_hadd_epi32(v[4], v[5]), a3 = _mm256_hadd_epi32(v[6], v[7]);
-    __m256i b0 = _mm256_hadd_epi32(a0, a1), b1 = _mm256_hadd_epi32(a2, a3);
-    return _mm256_add_epi32(_mm256_permute2x128_si256(b0, b1, 0x20), _mm256_permute2x128_si256(b0, b1, 0x31));
-}
-
-// sums[k] = sum over block k < n (n <= 8) of (value - `offset`) x activation, the blocks'
-// quants and fifth bits `stride` bytes apart. The values (0..31) are unsigned for
-// vpmaddubsw, pairs of products fit 16 bits (2 x 31 x 127), and the offset's products
-// come off in the same lanes.
-static inline void q5_block_sums(const uint8_t *qh, const uint8_t *qs, int64_t stride, const qb_q8a *a, int n,
-                                 int offset, int32_t sums[8]) {
-    __m256i v[8];
-    for (int k = 0; k < 8; k++) {
-        if (k >= n) {
-            v[k] = _mm256_setzero_si256();
-            continue;
-        }
-        uint32_t bits;
-        memcpy(&bits, qh + k * stride, 4);
-        __m256i u = _mm256_or_si256(nibbles_lo_hi(qs + k * stride), q5_fifth_bits(bits));
-        __m256i x = _mm256_loadu_si256((const __m256i *)a[k].qs);
-        __m256i p = _mm256_maddubs_epi16(u, x);
-        if (offset) p = _mm256_sub_epi16(p, _mm256_maddubs_epi16(_mm256_set1_epi8((char)offset), x));
-        v[k] = _mm256_madd_epi16(p, _mm256_set1_epi16(1));
-    }
-    _mm256_storeu_si256((__m256i *)sums, hsum8x8_epi32(v));
+// A Q5_0/Q5_1 block's products with its activations, (value - `offset`) x activation summed
+// to 8 int32 lanes (exact). The values (0..31) are unsigned for vpmaddubsw, pairs of products
+// fit 16 bits (2 x 31 x 127), and Q5_0's offset comes off in the same lanes.
+static inline __m256i q5_products(const uint8_t qh[4], const uint8_t qs[16], const int8_t *xq, int offset) {
+    uint32_t bits;
+    memcpy(&bits, qh, 4);
+    __m256i u = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(bits));
+    __m256i x = _mm256_loadu_si256((const __m256i *)xq);
+    __m256i p = _mm256_maddubs_epi16(u, x);
+    if (offset) p = _mm256_sub_epi16(p, _mm256_maddubs_epi16(_mm256_set1_epi8((char)offset), x));
+    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
 }
 #endif
 
 static float dot_q5_0(const block_q5_0 *w, const qb_q8a *a, int64_t nb) {
-    float s = 0;
 #if defined(__AVX2__)
-    for (int64_t i = 0; i < nb; i += 8) {
-        int n = nb - i < 8 ? (int)(nb - i) : 8;
-        int32_t sums[8];
-        q5_block_sums(w[i].qh, w[i].qs, sizeof *w, a + i, n, 16, sums);
-        for (int k = 0; k < n; k++) s += h2f(w[i + k].d) * a[i + k].d * sums[k];
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i p = q5_products(w[i].qh, w[i].qs, a[i].qs, 16);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
     }
+    return hsum_ps(acc);
 #else
+    float s = 0;
     for (int64_t i = 0; i < nb; i++) {
         uint32_t qh;
         memcpy(&qh, w[i].qh, 4);
@@ -121,20 +99,22 @@ static float dot_q5_0(const block_q5_0 *w, const qb_q8a *a, int64_t nb) {
         }
         s += h2f(w[i].d) * a[i].d * sum;
     }
-#endif
     return s;
+#endif
 }
 
 static float dot_q5_1(const block_q5_1 *w, const qb_q8a *a, int64_t nb) {
-    float s = 0;
 #if defined(__AVX2__)
-    for (int64_t i = 0; i < nb; i += 8) {
-        int n = nb - i < 8 ? (int)(nb - i) : 8;
-        int32_t sums[8];
-        q5_block_sums(w[i].qh, w[i].qs, sizeof *w, a + i, n, 0, sums);
-        for (int k = 0; k < n; k++) s += h2f(w[i + k].d) * a[i + k].d * sums[k] + h2f(w[i + k].m) * a[i + k].s;
+    __m256 acc = _mm256_setzero_ps();
+    float off = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i p = q5_products(w[i].qh, w[i].qs, a[i].qs, 0);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+        off += h2f(w[i].m) * a[i].s;
     }
+    return hsum_ps(acc) + off;
 #else
+    float s = 0;
     for (int64_t i = 0; i < nb; i++) {
         uint32_t qh;
         memcpy(&qh, w[i].qh, 4);
@@ -145,8 +125,8 @@ static float dot_q5_1(const block_q5_1 *w, const qb_q8a *a, int64_t nb) {
         }
         s += h2f(w[i].d) * a[i].d * sum + h2f(w[i].m) * a[i].s;
     }
-#endif
     return s;
+#endif
 }
 
 static float dot_q5_K(const block_q5_K *w, const qb_q8a *a, int64_t nb) {
