@@ -44,7 +44,7 @@ extension Linear {
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
     ) {
         let nb = w.cols / 32, cols = Int64(w.cols), rows = w.rows
-        let sixBit = w.format == .ggml(.q6_K)
+        let sixBit = w.format == .ggml(.q6_K), bits = IntTiles.valueBits(w)
         let xBytes = count * nb * MemoryLayout<qb_q8a>.stride
         let raw = pool.activationScratch(bytes: xBytes + (sixBit ? count * nb * 8 : 0))
         let xq = raw.bindMemory(to: qb_q8a.self, capacity: count * nb)
@@ -69,7 +69,7 @@ extension Linear {
                     if sixBit {
                         qb_gemm_tile6(tile, xq + c0 * nb, s16 + c0 * nb * 2, Int64(n), cols, out, Int64(rows))
                     } else {
-                        qb_gemm_tile(tile, xq + c0 * nb, Int64(n), cols, out, Int64(rows))
+                        qb_gemm_tile(tile, bits, xq + c0 * nb, Int64(n), cols, out, Int64(rows))
                     }
                 }
                 c0 += n
@@ -80,8 +80,9 @@ extension Linear {
 
 /// Which matrices the int8 product takes, and how their rows are unpacked.
 enum IntTiles {
-    /// Whether 5- and 8-bit values multiply exactly on the active kernel set (VNNI); otherwise
-    /// those formats take the f32 path. Asked each time, as `Linear.halfKernel`.
+    /// Whether the active kernel set has vector code for 5- and 8-bit values (AVX-512 VNNI,
+    /// AVX2); on the portable set those formats take the f32 path. Asked each time, as
+    /// `Linear.halfKernel`.
     static var wideValues: Bool { qb_gemm_wide_values() != 0 }
 
     static func fits(_ w: Matrix) -> Bool {
@@ -93,6 +94,16 @@ enum IntTiles {
         case .ggml(.q4_K), .ggml(.q6_K): return w.layout == .rows
         case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout == .rows
         default: return false
+        }
+    }
+
+    /// The width of `w`'s values in a tile (`qb_gemm_tile`'s `bits`; not for Q6_K's tiles).
+    static func valueBits(_ w: Matrix) -> Int32 {
+        switch w.format {
+        case .ggml(.q5_0), .ggml(.q5_1): return 5
+        case .ggml(.q8_0): return 8
+        case .mlx(let q): return Int32(q.bits)
+        default: return 4
         }
     }
 

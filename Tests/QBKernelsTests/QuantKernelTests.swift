@@ -179,7 +179,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
 
     /// Prefill of quantized weights runs on int8 dot products over 16-row tiles: equal to the
     /// reference with activations quantized per 32 values, for every layout and scale type
-    /// (5- and 8-bit formats where VNNI takes them), with activation counts that leave remainders of
+    /// (5- and 8-bit formats on the AVX2 and AVX-512 sets), with activation counts that leave remainders of
     /// the 8- and 4-row passes, and the same at any thread count.
     func testIntPrefillMatchesReferenceWithQuantizedActivations() throws {
         try onEveryKernelSet {
@@ -212,8 +212,9 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 }
             }
             cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
+            XCTAssertEqual(IntTiles.wideValues, KernelSet.active != .portable, "AVX2 and AVX-512 take 5- and 8-bit values")
             if IntTiles.wideValues {
-                // 8-bit values take the int8 path where VNNI accumulates in 32 bits.
+                // 8-bit values take the int8 path: VNNI accumulates in 32 bits, AVX2 in nibble halves.
                 let q80 = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 2))
                 let raw = UnsafeMutableRawPointer(mutating: q80.base)
                 for b in stride(from: 0, to: rows * cols / 32, by: 5) { raw.storeBytes(of: -128, toByteOffset: b * 34 + 2 + b % 32, as: Int8.self) }
@@ -230,7 +231,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                     for width in [cols, 640, 96] { cases.append(("\(t) random blocks, \(width) columns", randomBlocks(t, rows: rows, cols: width))) }
                 }
             } else {
-                for t in [GGMLType.q5_0, .q5_1] { XCTAssertFalse(IntTiles.fits(randomBlocks(t, rows: rows, cols: cols)), "\(t) without VNNI") }
+                for t in [GGMLType.q5_0, .q5_1] { XCTAssertFalse(IntTiles.fits(randomBlocks(t, rows: rows, cols: cols)), "\(t) on the portable set") }
             }
             for (name, w) in cases {
                 XCTAssertTrue(IntTiles.fits(w), name)
@@ -245,6 +246,101 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                     Linear.matmul(w, x, &y2, count: count, pool: ThreadPool(threads: 2))
                     XCTAssertLessThan(relativeError(y1, expected), 2e-5, "\(name) x \(count)")
                     XCTAssertEqual(y1, y2, "\(name) x \(count): same at any thread count")
+                }
+            }
+        }
+    }
+
+    /// Blocks of a GGML type whose scales are 1 (Q5_1's minimum a small integer), so every
+    /// f32 step of a product with integer activations is exact; about half the blocks hold
+    /// the format's largest unsigned tile value everywhere (Q4_0 15, Q5 31, Q8_0 255 as
+    /// stored 127, or stored -128), the others random quants.
+    func extremeBlocks(_ t: GGMLType, rows: Int, cols: Int) -> Matrix {
+        let w = randomBlocks(t, rows: rows, cols: cols)
+        let raw = UnsafeMutableRawPointer(mutating: w.base)
+        let one = Float16(1).bitPattern
+        let quants = t == .q5_1 ? 4 : 2  // past the f16 scale (and Q5_1's minimum)
+        for b in 0..<(rows * cols / t.blockSize) {
+            let blk = raw + b * t.blockBytes
+            blk.storeBytes(of: one, as: UInt16.self)
+            if t == .q5_1 { blk.storeBytes(of: Float16(Float(Int.random(in: -40...40, using: &rng))).bitPattern, toByteOffset: 2, as: UInt16.self) }
+            guard Bool.random(using: &rng) else { continue }
+            let fill: UInt8 = t != .q8_0 ? 0xFF : Bool.random(using: &rng) ? 0x7F : 0x80
+            for i in quants..<t.blockBytes { blk.storeBytes(of: fill, toByteOffset: i, as: UInt8.self) }
+        }
+        return w
+    }
+
+    /// MLX 8-bit rows with scales 1 and small integer biases, half the 32-value blocks all 255.
+    func extremeMLX8(rows: Int, cols: Int, group: Int) -> Matrix {
+        let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: rows * cols)
+        let groups = rows * cols / group
+        let sb = UnsafeMutablePointer<Float>.allocate(capacity: 2 * groups)
+        addTeardownBlock { bytes.deallocate(); sb.deallocate() }
+        for b in 0..<(rows * cols / 32) {
+            let full = Bool.random(using: &rng)
+            for j in 0..<32 { bytes[32 * b + j] = full ? 255 : UInt8.random(in: 0...255, using: &rng) }
+        }
+        for g in 0..<groups {
+            sb[g] = 1
+            sb[groups + g] = Float(Int.random(in: -200...0, using: &rng))
+        }
+        return Matrix(
+            format: .mlx(.init(bits: 8, groupSize: group, scaleType: .f32)), rows: rows, cols: cols, base: UnsafeRawPointer(bytes),
+            scales: UnsafeRawPointer(sb), biases: UnsafeRawPointer(sb + groups), owner: nil)
+    }
+
+    /// The int8 prefill's integer sums at their extremes: each format's largest values
+    /// against activation blocks all +127 or all -127 (or random with one ±127), where
+    /// 16-bit partial sums would saturate. Every activation block's step is 1 and every
+    /// weight scale 1, so quantizing the activations changes nothing and every f32 step is
+    /// exact: the products equal the reference bitwise, whatever the summation order, and a
+    /// saturated or dropped partial sum shows as a different integer.
+    func testIntPrefillIsExactAtTheValuesExtremes() throws {
+        try onEveryKernelSet {
+            let rows = 32
+            // 12 blocks keep the largest sums (12 x 255 x 127 x 32) below 2^24.
+            for cols in [384, 96] {
+                var cases: [(String, Matrix)] = [GGMLType.q4_0, .q5_0, .q5_1, .q8_0].map { ("\($0) \(cols)", extremeBlocks($0, rows: rows, cols: cols)) }
+                cases.append(("MLX 8-bit g32 \(cols)", extremeMLX8(rows: rows, cols: cols, group: 32)))
+                if cols % 64 == 0 { cases.append(("MLX 8-bit g64 \(cols)", extremeMLX8(rows: rows, cols: cols, group: 64))) }
+                for (name, w) in cases {
+                    XCTAssertEqual(IntTiles.fits(w), KernelSet.active != .portable || w.format == .ggml(.q4_0), name)
+                    for count in [1, 4, 5, 8, 13] {
+                        var x = [Float](repeating: 0, count: count * cols)
+                        for b in 0..<(count * cols / 32) {
+                            let mode = Int.random(in: 0..<3, using: &rng)
+                            for j in 0..<32 {
+                                x[32 * b + j] = mode == 0 ? 127 : mode == 1 ? -127 : Float(Int.random(in: -127...127, using: &rng))
+                            }
+                            if mode == 2 { x[32 * b + Int.random(in: 0..<32, using: &rng)] = Bool.random(using: &rng) ? 127 : -127 }
+                        }
+                        let expected = (0..<count).flatMap {
+                            Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: 32)
+                        }
+                        var y = [Float](repeating: .nan, count: count * rows)
+                        Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))
+                        XCTAssertEqual(y, expected, "\(name) x \(count)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Q5_0/Q5_1 decode in vector code on the AVX2 and AVX-512 sets: each block's integer
+    /// sum is exact and only the f32 summation order differs from the portable set's scalar
+    /// loop (block counts 3 to 64, every bit pattern of the fifth bits).
+    func testQ5DecodeMatchesPortableRows() {
+        let before = KernelSet.active
+        defer { KernelSet.use(before) }
+        for t in [GGMLType.q5_0, .q5_1] {
+            for cols in [96, 512, 640, 2048] {
+                let w = randomBlocks(t, rows: 7, cols: cols), x = randoms(cols, scale: 3)
+                KernelSet.use(.portable)
+                let portable = matvec(w, x, threads: 1)
+                XCTAssertLessThan(relativeError(portable, Reference.matvec(w, x)), 2e-5, "\(t) \(cols)")
+                forEachKernelSet(name) { set in
+                    XCTAssertLessThan(relativeError(matvec(w, x, threads: 2), portable), 1e-5, "\(t) \(cols) on \(set.name)")
                 }
             }
         }

@@ -16,8 +16,9 @@
 #define QB_TILE_ROWS 16
 #define QB_TILE_BLOCK_BYTES 640
 
-// Whether values wider than 4 bits (Q5_0, Q5_1, Q8_0, 8-bit MLX) multiply exactly: needs
-// VNNI's 32-bit accumulation (the AVX2 fallback sums pairs in saturating 16-bit lanes).
+// Whether the set has vector code for values wider than 4 bits (Q5_0, Q5_1, Q8_0, 8-bit
+// MLX): VNNI accumulates in 32 bits; the AVX2 code widens its 16-bit sums per value width
+// (qb_gemm.c). The portable set's scalar tiles are slower than dequantizing for sgemm.
 int qb_gemm_wide_values(void);
 
 // Unpacks rows [r0, r0 + 16) of a Q4_0 or Q8_0 (plain or, when `interleaved`, the four-row
@@ -27,8 +28,11 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
 void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases,
                       int32_t sdtype, int64_t r0, int64_t cols, uint8_t *tile);
 // y[c * ystride + j] = row j of the tile dotted with activation row c, for c < count; the
-// activations are q8a blocks, cols / 32 per row.
-void qb_gemm_tile(const uint8_t *tile, const qb_q8a *x, int64_t count, int64_t cols, float *y, int64_t ystride);
+// activations are q8a blocks, cols / 32 per row. The tile's values have at most `bits` bits
+// (4: Q4_0, Q4_K, 4-bit MLX; 5: Q5_0, Q5_1; 8: Q8_0, 8-bit MLX); the AVX2 code sums them
+// in 16-bit lanes only as far as that width allows.
+void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, int64_t count, int64_t cols, float *y,
+                  int64_t ystride);
 
 // Q6_K tiles: per 32 columns, D[2][16] and M[2][16] as f32 (one pair per 16 values:
 // D = d * sc, M = -32 d * sc), then the 8 steps of 6-bit values (0..63) as above. Products

@@ -1,6 +1,7 @@
 // Decode products of GGML-format rows (every format but Q4_K and Q6_K) with activations
 // quantized per 32 values (q8a). The scalar code is the definition; the AVX2 paths are
-// the fast ones for the formats that carry real models (Q4_0, Q8_0).
+// the fast ones for the formats that carry real models (Q4_0, Q8_0; Q5_0 and Q5_1, which
+// K-quant mixes such as Gemma 3's Q4_K_M use for some matrices).
 #include "qb_dot_ggml.h"
 #include "qb_blocks.h"
 #include <math.h>
@@ -63,7 +64,30 @@ static float dot_q4_1(const block_q4_1 *w, const qb_q8a *a, int64_t nb) {
     return s;
 }
 
+#if defined(__AVX2__)
+// A Q5_0/Q5_1 block's products with its activations, (value - `offset`) x activation summed
+// to 8 int32 lanes (exact). The values (0..31) are unsigned for vpmaddubsw, pairs of products
+// fit 16 bits (2 x 31 x 127), and Q5_0's offset comes off in the same lanes.
+static inline __m256i q5_products(const uint8_t qh[4], const uint8_t qs[16], const int8_t *xq, int offset) {
+    uint32_t bits;
+    memcpy(&bits, qh, 4);
+    __m256i u = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(bits));
+    __m256i x = _mm256_loadu_si256((const __m256i *)xq);
+    __m256i p = _mm256_maddubs_epi16(u, x);
+    if (offset) p = _mm256_sub_epi16(p, _mm256_maddubs_epi16(_mm256_set1_epi8((char)offset), x));
+    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+#endif
+
 static float dot_q5_0(const block_q5_0 *w, const qb_q8a *a, int64_t nb) {
+#if defined(__AVX2__)
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i p = q5_products(w[i].qh, w[i].qs, a[i].qs, 16);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+    }
+    return hsum_ps(acc);
+#else
     float s = 0;
     for (int64_t i = 0; i < nb; i++) {
         uint32_t qh;
@@ -76,9 +100,20 @@ static float dot_q5_0(const block_q5_0 *w, const qb_q8a *a, int64_t nb) {
         s += h2f(w[i].d) * a[i].d * sum;
     }
     return s;
+#endif
 }
 
 static float dot_q5_1(const block_q5_1 *w, const qb_q8a *a, int64_t nb) {
+#if defined(__AVX2__)
+    __m256 acc = _mm256_setzero_ps();
+    float off = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i p = q5_products(w[i].qh, w[i].qs, a[i].qs, 0);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+        off += h2f(w[i].m) * a[i].s;
+    }
+    return hsum_ps(acc) + off;
+#else
     float s = 0;
     for (int64_t i = 0; i < nb; i++) {
         uint32_t qh;
@@ -91,6 +126,7 @@ static float dot_q5_1(const block_q5_1 *w, const qb_q8a *a, int64_t nb) {
         s += h2f(w[i].d) * a[i].d * sum + h2f(w[i].m) * a[i].s;
     }
     return s;
+#endif
 }
 
 static float dot_q5_K(const block_q5_K *w, const qb_q8a *a, int64_t nb) {

@@ -2,9 +2,9 @@
 // scalar loops are the definition. With AVX-512 VNNI, one 64-byte step of a tile meets
 // eight activation rows, each through one vpdpbusd with the activations' four bytes
 // broadcast from memory, and D x (activation scale) and M x (activation block sum) are
-// applied in f32 once per 32 values. The AVX2 fallback works on the two 8-row halves of a
-// tile and keeps per-row sums of up to 8 x 4 products in 16-bit lanes (15 x 127 x 2 x 8 =
-// 30480 fits), so it takes 4-bit values only (Q5_0/Q5_1 and 8-bit values need VNNI).
+// applied in f32 once per 32 values. The AVX2 code works on the two 8-row halves of a tile
+// with vpmaddubsw, whose pairs of products add up in saturating 16-bit lanes; how far a lane
+// may sum depends on the values' width (gemm_x4), and every width is summed exactly.
 #include "qb_gemm.h"
 #include "qb_scalar.h"
 #include <string.h>
@@ -13,7 +13,7 @@
 #endif
 
 int qb_gemm_wide_values(void) {
-#if defined(QB_AVX512)
+#if defined(__AVX2__)
     return 1;
 #else
     return 0;
@@ -124,7 +124,6 @@ static void pack_ggml_512(int32_t type, int32_t interleaved, const void *w, int6
 // of qh is set.
 static void pack_q5_512(int32_t type, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 32;
-    const __m256i fifth = _mm256_set1_epi8(0x10);
     for (int64_t b = 0; b < nb; b += 2) {
         __m512i v[QB_TILE_ROWS];
         for (int r = 0; r < QB_TILE_ROWS; r++) {
@@ -134,7 +133,7 @@ static void pack_q5_512(int32_t type, const void *w, int64_t r0, int64_t cols, u
                 uint32_t qh;
                 const uint8_t *qs = q5_block(type, w, r0 + r, b + k, nb, &d, &m, &qh);
                 put_scale(tile, b + k, r, d, m);
-                half[k] = _mm256_or_si256(nibbles_lo_hi(qs), _mm256_maskz_mov_epi8((__mmask32)qh, fifth));
+                half[k] = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh));
             }
             v[r] = join256(half[0], half[1]);
         }
@@ -209,6 +208,10 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 float d, m;
                 uint32_t qh;
                 const uint8_t *qs = q5_block(type, w, row, b, nb, &d, &m, &qh);
+#if defined(__AVX2__)
+                put_v(tile, b, r, _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh)), d, m);
+                continue;
+#endif
                 for (int j = 0; j < 16; j++) {
                     v[j] = (uint8_t)((qs[j] & 0xF) | (((qh >> j) & 1) << 4));
                     v[j + 16] = (uint8_t)((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
@@ -232,6 +235,11 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                     }
                     put(tile, b, r, v, d, -8.0f * d);
                 } else {
+#if defined(__AVX2__)
+                    put_v(tile, b, r, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80)), d,
+                          -128.0f * d);
+                    continue;
+#endif
                     for (int j = 0; j < 32; j++) v[j] = (uint8_t)(qs[j] ^ 0x80);  // int8 + 128
                     put(tile, b, r, v, d, -128.0f * d);
                 }
@@ -344,50 +352,73 @@ static void gemm_vnni4(const uint8_t *t, const qb_q8a *x, int64_t nb, float *y, 
 static void gemm_vnni1(const uint8_t *t, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_vnni(t, x, nb, y, ys, 1); }
 #elif defined(__AVX2__)
 // Four activation rows per pass over one 8-row half `h` of a tile: each 32-byte half step of
-// weights is loaded once for all four.
-static void gemm_x4(const uint8_t *tile, int h, const qb_q8a *x0, const qb_q8a *x1, const qb_q8a *x2, const qb_q8a *x3,
-                    float *y0, float *y1, float *y2, float *y3, int64_t nb) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+// weights is loaded (and split) once for all four. A 16-bit lane of vpmaddubsw adds two
+// products; lanes sum across steps only as far as the values' width lets them:
+// 4 bits: all 8 steps (15 x 127 x 2 x 8 = 30480), widened once per block;
+// 5 bits: 4 steps (31 x 127 x 2 x 4 = 31496), widened twice per block;
+// 8 bits: not one pair fits (255 x 127 x 2), so each value is taken as 16 x its high nibble
+// plus its low one, both summed as 4-bit values, and vpmaddwd multiplies the high sums by
+// 16 as it widens them (a 32-bit lane holds 16 x 30480 x 2).
+static inline __attribute__((always_inline)) void gemm_x4(const uint8_t *tile, int h, const qb_q8a *x, int64_t nb,
+                                                          float *y, int64_t ystride, const int bits) {
+    const __m256i ones = _mm256_set1_epi16(1), sixteen = _mm256_set1_epi16(16), low = _mm256_set1_epi8(0x0F);
+    __m256 acc[4];
+    for (int c = 0; c < 4; c++) acc[c] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = tile + b * QB_TILE_BLOCK_BYTES;
-        __m256i p0 = _mm256_setzero_si256(), p1 = _mm256_setzero_si256(), p2 = _mm256_setzero_si256(), p3 = _mm256_setzero_si256();
+        __m256i lo[4], hi[4], wide[4];
+        for (int c = 0; c < 4; c++) lo[c] = hi[c] = wide[c] = _mm256_setzero_si256();
         for (int s = 0; s < 8; s++) {
-            __m256i wv = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * s + 32 * h));
-            int32_t v0, v1, v2, v3;
-            memcpy(&v0, x0[b].qs + 4 * s, 4);
-            memcpy(&v1, x1[b].qs + 4 * s, 4);
-            memcpy(&v2, x2[b].qs + 4 * s, 4);
-            memcpy(&v3, x3[b].qs + 4 * s, 4);
-            p0 = _mm256_add_epi16(p0, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(v0)));
-            p1 = _mm256_add_epi16(p1, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(v1)));
-            p2 = _mm256_add_epi16(p2, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(v2)));
-            p3 = _mm256_add_epi16(p3, _mm256_maddubs_epi16(wv, _mm256_set1_epi32(v3)));
+            __m256i wv = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * s + 32 * h)), wh = wv;
+            if (bits == 8) {
+                wh = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low);
+                wv = _mm256_and_si256(wv, low);
+            }
+            for (int c = 0; c < 4; c++) {
+                int32_t v;
+                memcpy(&v, x[c * nb + b].qs + 4 * s, 4);
+                __m256i xv = _mm256_set1_epi32(v);
+                lo[c] = _mm256_add_epi16(lo[c], _mm256_maddubs_epi16(wv, xv));
+                if (bits == 8) hi[c] = _mm256_add_epi16(hi[c], _mm256_maddubs_epi16(wh, xv));
+            }
+            if (bits == 5 && s == 3)
+                for (int c = 0; c < 4; c++) {
+                    wide[c] = _mm256_madd_epi16(lo[c], ones);
+                    lo[c] = _mm256_setzero_si256();
+                }
         }
         __m256 d = _mm256_loadu_ps((const float *)(blk + 32 * h)), m = _mm256_loadu_ps((const float *)(blk + 64 + 32 * h));
-        a0 = _mm256_fmadd_ps(m, _mm256_set1_ps(x0[b].s), _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p0, ones)), _mm256_mul_ps(d, _mm256_set1_ps(x0[b].d)), a0));
-        a1 = _mm256_fmadd_ps(m, _mm256_set1_ps(x1[b].s), _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p1, ones)), _mm256_mul_ps(d, _mm256_set1_ps(x1[b].d)), a1));
-        a2 = _mm256_fmadd_ps(m, _mm256_set1_ps(x2[b].s), _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p2, ones)), _mm256_mul_ps(d, _mm256_set1_ps(x2[b].d)), a2));
-        a3 = _mm256_fmadd_ps(m, _mm256_set1_ps(x3[b].s), _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p3, ones)), _mm256_mul_ps(d, _mm256_set1_ps(x3[b].d)), a3));
+        for (int c = 0; c < 4; c++) {
+            const qb_q8a *a = x + c * nb + b;
+            __m256i is = _mm256_madd_epi16(lo[c], ones);
+            if (bits == 5) is = _mm256_add_epi32(is, wide[c]);
+            if (bits == 8) is = _mm256_add_epi32(is, _mm256_madd_epi16(hi[c], sixteen));
+            acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(a->s),
+                                     _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(a->d)), acc[c]));
+        }
     }
-    _mm256_storeu_ps(y0 + 8 * h, a0);
-    _mm256_storeu_ps(y1 + 8 * h, a1);
-    _mm256_storeu_ps(y2 + 8 * h, a2);
-    _mm256_storeu_ps(y3 + 8 * h, a3);
+    for (int c = 0; c < 4; c++) _mm256_storeu_ps(y + c * ystride + 8 * h, acc[c]);
 }
+
+static void gemm_x4_b4(const uint8_t *t, int h, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_x4(t, h, x, nb, y, ys, 4); }
+static void gemm_x4_b5(const uint8_t *t, int h, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_x4(t, h, x, nb, y, ys, 5); }
+static void gemm_x4_b8(const uint8_t *t, int h, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_x4(t, h, x, nb, y, ys, 8); }
 #endif
 
-void qb_gemm_tile(const uint8_t *tile, const qb_q8a *x, int64_t count, int64_t cols, float *y, int64_t ystride) {
+void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, int64_t count, int64_t cols, float *y,
+                  int64_t ystride) {
     int64_t nb = cols / 32, c = 0;
 #if defined(QB_AVX512)
     for (; c + 7 < count; c += 8) gemm_vnni8(tile, x + c * nb, nb, y + c * ystride, ystride);
     for (; c + 3 < count; c += 4) gemm_vnni4(tile, x + c * nb, nb, y + c * ystride, ystride);
     for (; c < count; c++) gemm_vnni1(tile, x + c * nb, nb, y + c * ystride, ystride);
 #elif defined(__AVX2__)
+    void (*pass)(const uint8_t *, int, const qb_q8a *, int64_t, float *, int64_t) =
+        bits <= 4 ? gemm_x4_b4 : bits == 5 ? gemm_x4_b5 : gemm_x4_b8;
     for (; c + 3 < count; c += 4)
-        for (int h = 0; h < 2; h++)
-            gemm_x4(tile, h, x + c * nb, x + (c + 1) * nb, x + (c + 2) * nb, x + (c + 3) * nb, y + c * ystride,
-                    y + (c + 1) * ystride, y + (c + 2) * ystride, y + (c + 3) * ystride, nb);
+        for (int h = 0; h < 2; h++) pass(tile, h, x + c * nb, nb, y + c * ystride, ystride);
+#else
+    (void)bits;  // 32-bit sums take any width
 #endif
     for (; c < count; c++) gemm_scalar(tile, x + c * nb, y + c * ystride, nb);
 }

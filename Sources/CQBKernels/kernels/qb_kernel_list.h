@@ -85,8 +85,9 @@
       (int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,       \
        int64_t r0, int64_t cols, uint8_t *tile),                                                                     \
       (bits, group, w, scales, biases, sdtype, r0, cols, tile))                                                      \
-    V(gemm_tile, (const uint8_t *tile, const qb_q8a *x, int64_t count, int64_t cols, float *y, int64_t ystride),     \
-      (tile, x, count, cols, y, ystride))                                                                            \
+    V(gemm_tile,                                                                                                     \
+      (const uint8_t *tile, int32_t bits, const qb_q8a *x, int64_t count, int64_t cols, float *y, int64_t ystride),  \
+      (tile, bits, x, count, cols, y, ystride))                                                                      \
     V(pack_tile_q6k, (const void *w, int64_t r0, int64_t cols, uint8_t *tile), (w, r0, cols, tile))                  \
     V(gemm_tile6,                                                                                                    \
       (const uint8_t *tile, const qb_q8a *x, const float *s16, int64_t count, int64_t cols, float *y,                \

@@ -88,6 +88,20 @@ static inline __m256i nibbles_lo_hi(const uint8_t *p) {
     return _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
 }
 
+// A Q5_0/Q5_1 block's 32 fifth bits (bit j is value j's, in nibbles_lo_hi's order) as bytes
+// of 16 where set, to OR onto the nibbles.
+static inline __m256i q5_fifth_bits(uint32_t qh) {
+#if defined(QB_AVX512)
+    return _mm256_maskz_mov_epi8((__mmask32)qh, _mm256_set1_epi8(0x10));
+#else
+    // Byte j gets byte j / 8 of qh; OR-ing in every bit but bit j % 8 leaves 0xFF only where that bit is set.
+    const __m256i spread = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+    __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), spread);
+    b = _mm256_or_si256(b, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+    return _mm256_and_si256(_mm256_cmpeq_epi8(b, _mm256_set1_epi64x(-1)), _mm256_set1_epi8(0x10));
+#endif
+}
+
 // Signed x times signed y, summed in groups of 4 to 8 int32.
 static inline __m256i dot_s8(__m256i x, __m256i y) {
     __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
