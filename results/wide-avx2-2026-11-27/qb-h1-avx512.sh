@@ -1,0 +1,2 @@
+#!/bin/sh
+QB_KERNELS=avx512 exec qb-h1 "$@"
