@@ -66,7 +66,8 @@ final class ABTests: XCTestCase {
 
     func abArgs(baseline: String, candidate: String) -> [String] {
         ["ab", "--baseline", baseline, "--candidate", candidate, "--model", "builtin:tiny", "--pp", "8", "--tg", "4",
-         "--rounds", "2", "--repetitions", "2", "--warmup", "0", "--min-sample-seconds", "0",
+         // Exactly 2 rounds: two rounds settle nothing, and without the cap `ab` would add more.
+         "--rounds", "2", "--max-rounds", "2", "--repetitions", "2", "--warmup", "0", "--min-sample-seconds", "0",
          "--out", dir.appendingPathComponent("ab.json").path, "--summary", dir.appendingPathComponent("summary.md").path,
          "--junit", dir.appendingPathComponent("junit.xml").path]
     }

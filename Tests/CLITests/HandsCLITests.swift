@@ -114,7 +114,7 @@ final class HandsCLITests: XCTestCase {
         // (this once failed with "no suite named 'smoke' (looked in no Prompts folder)").
         let ab = try run(
             copy, ["ab", "--baseline", copy.path, "--candidate", copy.path, "--model", "builtin:tiny", "--suite", "smoke",
-                   "--rounds", "2", "--repetitions", "1", "--warmup", "0", "--out", "ab.json"],
+                   "--rounds", "2", "--max-rounds", "2", "--repetitions", "1", "--warmup", "0", "--out", "ab.json"],
             cwd: work, environment: env)
         XCTAssertTrue(ab.status == 0 || ab.status == 1, "exit \(ab.status): " + ab.stderr)
         XCTAssertTrue(FileManager.default.fileExists(atPath: work.appendingPathComponent("ab.json").path), ab.stderr)
