@@ -238,7 +238,7 @@ public struct ABRunner: Sendable {
         let open = rows.filter { RegressionGate.unsettled($0, policy: policy) }
         if !open.isEmpty && stoppedBy != "failure" && stoppedBy != "interrupted" {
             warnings.append("unsettled after \(rounds.count) rounds (stopped by \(stoppedBy)): "
-                + open.map { "\($0.label) \(String(format: "%+.1f%%", $0.change * 100)) [95% interval to \(String(format: "%+.1f%%", (RegressionGate.boundChange($0, metric: Metric(rawValue: $0.metric) ?? .tokensPerSecond, worst: true) ?? .nan) * 100))]" }.joined(separator: ", ")
+                + open.map(Self.openRowText).joined(separator: ", ")
                 + ": a change of the threshold's size can be neither shown nor ruled out on a machine this noisy; "
                 + "a quieter machine, a larger --max-seconds or --max-rounds would settle it")
         }
@@ -333,6 +333,13 @@ public struct ABRunner: Sendable {
             }
         }
         return (rows, notJudged, failures)
+    }
+
+    /// "pp64 t/s +9.4% [95% interval to +21.6%]": an unsettled row, its estimate and the
+    /// worse end of its interval.
+    static func openRowText(_ r: GateRow) -> String {
+        let worst = Metric(rawValue: r.metric).flatMap { RegressionGate.boundChange(r, metric: $0, worst: true) } ?? .nan
+        return r.label + String(format: " %+.1f%% [95%% interval to %+.1f%%]", r.change * 100, worst * 100)
     }
 
     /// The rounds in which both sides produced a result.
