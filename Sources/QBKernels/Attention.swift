@@ -57,6 +57,28 @@ public enum Attention {
         qb_attention_group(
             type.ggmlID, queries, keys, values, Int64(first), Int64(count), Int64(headDim), Int64(group), scale, scores, out)
     }
+
+    /// `group` for `positions` consecutive positions of a prefill chunk in one call
+    /// (`qb_attention_rows`): position i's queries at `queries + i * queryStride`, its
+    /// outputs at `out + i * outStride`, over cached rows `max(0, end - window) ..< end`
+    /// with end = `firstEnd + i` (no window: from 0). Each cached row is widened once for
+    /// all of them; each output is bitwise what `group` gives for its position alone.
+    /// `scores` has room for `rowsScratch(...)` floats.
+    public static func rows(
+        _ type: RowType, queries: UnsafePointer<Float>, queryStride: Int, positions: Int, keys: UnsafeRawPointer,
+        values: UnsafeRawPointer, firstEnd: Int, window: Int?, group: Int, headDim: Int, scale: Float,
+        scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>, outStride: Int
+    ) {
+        qb_attention_rows(
+            type.ggmlID, queries, Int64(queryStride), Int64(positions), keys, values, Int64(firstEnd), Int64(window ?? 0),
+            Int64(headDim), Int64(group), scale, scores, out, Int64(outStride))
+    }
+
+    /// The floats of `rows`' scores for `positions` positions from `firstEnd`.
+    public static func rowsScratch(positions: Int, firstEnd: Int, window: Int?, group: Int) -> Int {
+        let first = window.map { max(0, firstEnd - $0) } ?? 0
+        return positions * group * max(1, firstEnd + positions - 1 - first)
+    }
 }
 
 extension Ops {

@@ -105,6 +105,34 @@ public final class KVCache: @unchecked Sendable {
             scores: scores, out: out)
     }
 
+    /// Attention of the queries of `positions` consecutive positions of a prefill chunk,
+    /// the `group` heads of each that share KV head `head` (`queries + i * queryStride`,
+    /// outputs at `out + i * outStride`, each `group` x headDim), position i over cached
+    /// positions up to `firstEnd + i` (from `firstEnd + i - window` on a sliding-window
+    /// layer). Each output is bitwise `attendGroup`'s for its position alone; f16 caches
+    /// widen each cached row once for all the positions. `scores` holds
+    /// `Attention.rowsScratch(positions:firstEnd:window:group:)` floats.
+    func attendRows(
+        layer: Int, head: Int, queries: UnsafePointer<Float>, queryStride: Int, positions: Int, firstEnd: Int,
+        window: Int?, group: Int, scale: Float, scores: UnsafeMutablePointer<Float>, out: UnsafeMutablePointer<Float>,
+        outStride: Int
+    ) {
+        guard let rowType = narrowType, Attention.groupFits(headDim: headDim) else {
+            for i in 0..<positions {
+                let end = firstEnd + i
+                attendGroup(
+                    layer: layer, head: head, queries: queries + i * queryStride, group: group,
+                    first: window.map { max(0, end - $0) } ?? 0, count: end, scale: scale, scores: scores,
+                    out: out + i * outStride)
+            }
+            return
+        }
+        Attention.rows(
+            rowType, queries: queries, queryStride: queryStride, positions: positions, keys: keyRows(layer: layer, head: head),
+            values: valueRows(layer: layer, head: head), firstEnd: firstEnd, window: window, group: group,
+            headDim: headDim, scale: scale, scores: scores, out: out, outStride: outStride)
+    }
+
     /// Attention of the `group` query heads that share KV head `head` (queries and outputs
     /// `group` x headDim, contiguous) over its positions `first ..< count` (`first` > 0 on a
     /// sliding-window layer); `scores` holds group x (count - first) floats. Narrow caches

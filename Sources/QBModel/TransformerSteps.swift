@@ -155,6 +155,9 @@ struct TransformerSteps {
         }
     }
 
+    /// Positions of a prefill chunk whose attention is one work item (`attendRows`).
+    static let attentionBlock = 8
+
     /// att = causal grouped-query attention: query head h reads KV head h / (heads /
     /// kvHeads), position t sees positions 0 ... start + t, or with a `window` only the last
     /// `window` of them (p with t - p < window, as transformers' and llama.cpp's sliding
@@ -167,6 +170,25 @@ struct TransformerSteps {
         let s = self.s, steps = self
         let kvHeads = c.kvHeads
         let capacity = batch?.caches.map(\.capacity).max() ?? s.cache.capacity
+        if batch == nil && count > 1 {
+            // A prefill chunk: items of `attentionBlock` consecutive positions and one KV
+            // head, each cached row widened once for all their queries.
+            let block = Self.attentionBlock, blocks = (count + block - 1) / block
+            let scratch = Attention.rowsScratch(positions: block, firstEnd: start + count, window: window, group: group)
+            s.pool.parallelFor(blocks * kvHeads) { range, thread in
+                let scores = s.pool.scratch(thread: thread, floats: scratch)
+                for item in range {
+                    let b = item / kvHeads, kvh = item % kvHeads
+                    let t0 = b * block, n = min(block, count - t0)
+                    let row = t0 * c.qDim + kvh * group * hd
+                    s.cache.attendRows(
+                        layer: layer, head: kvh, queries: s.q.pointer + row, queryStride: c.qDim, positions: n,
+                        firstEnd: steps.start + t0 + 1, window: window, group: group, scale: scale, scores: scores,
+                        out: s.att.pointer + row, outStride: c.qDim)
+                }
+            }
+            return
+        }
         // One item per (position, KV head): the heads of a group read the cache once.
         s.pool.parallelFor(count * kvHeads) { range, thread in
             let scores = s.pool.scratch(thread: thread, floats: group * capacity)

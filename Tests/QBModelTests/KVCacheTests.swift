@@ -76,6 +76,53 @@ final class KVCacheTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// A prefill chunk's attention in one call (`attendRows`: each cached row widened once for
+    /// the queries of several positions) is bitwise the group kernel's for each position
+    /// alone, on every kernel set and cache type: causal and windowed, windows starting
+    /// inside the chunk, tile remainders, head sizes off the 64-column blocks, a first
+    /// position that sees one row, strided queries and outputs.
+    func testPrefillRowsAreBitwiseTheGroupKernelPerPosition() throws {
+        try onEveryKernelSet {
+            for type in KVCacheType.allCases {
+                for (hd, group, positions, firstEnd, window) in [
+                    (256, 4, 8, 93, nil), (64, 4, 8, 40, nil), (256, 4, 8, 90, 37), (128, 3, 5, 36, nil), (160, 8, 3, 46, 20),
+                    (64, 17, 2, 32, nil), (96, 2, 7, 1, nil), (64, 4, 8, 10, 3), (32, 1, 6, 300, 137), (256, 4, 1, 17, nil),
+                ] as [(Int, Int, Int, Int, Int?)] {
+                    let n = firstEnd + positions - 1
+                    let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
+                    let stride = group * hd + 16
+                    let q = (0..<(positions * stride)).map { _ in Float.random(in: -1...1, using: &rng) }
+                    let scratch = Attention.rowsScratch(positions: positions, firstEnd: firstEnd, window: window, group: group)
+                    var scores = [Float](repeating: .nan, count: scratch), out = [Float](repeating: .nan, count: positions * stride)
+                    q.withUnsafeBufferPointer { qp in
+                        cache.attendRows(
+                            layer: 0, head: 0, queries: qp.baseAddress!, queryStride: stride, positions: positions, firstEnd: firstEnd,
+                            window: window, group: group, scale: 0.125, scores: &scores, out: &out, outStride: stride)
+                    }
+                    let what = "\(type.rawValue) hd \(hd) group \(group) positions \(positions) from \(firstEnd) window \(window.map(String.init) ?? "none")"
+                    for i in 0..<positions {
+                        let end = firstEnd + i, first = window.map { max(0, end - $0) } ?? 0
+                        let queries = Array(q[(i * stride)..<(i * stride + group * hd)])
+                        var one = [Float](repeating: .nan, count: group * (end - first)), alone = [Float](repeating: .nan, count: group * hd)
+                        cache.attendGroup(
+                            layer: 0, head: 0, queries: queries, group: group, first: first, count: end, scale: 0.125, scores: &one, out: &alone)
+                        let got = Array(out[(i * stride)..<(i * stride + group * hd)])
+                        let differing = zip(got, alone).filter { $0.bitPattern != $1.bitPattern }.count
+                        XCTAssertEqual(differing, 0, "\(what): position \(i): \(differing) of \(got.count) outputs differ in their bits")
+                        // And against the definition, head by head.
+                        for g in 0..<group {
+                            let expected = Reference.attentionHead(
+                                q: try heldQuery(Array(queries[(g * hd)..<((g + 1) * hd)]), type: type), keys: heldK, values: heldV,
+                                count: end, headDim: hd, scale: 0.125, first: first)
+                            let worst = zip(got[(g * hd)..<((g + 1) * hd)], expected).map { abs($0 - $1) }.max()!
+                            XCTAssertLessThan(worst, 1e-5, "\(what): position \(i) head \(g)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Sliding-window attention (positions first ..< n) over every cache type, grouped and per
     /// head, against the reference over the held values: windows that start inside a 16-row
     /// tile, on its boundary, one row before it, cover the whole cache, or hold one row, so

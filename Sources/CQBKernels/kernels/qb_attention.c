@@ -137,6 +137,39 @@ static inline __m256 hsum8x8(const __m256 a[8]) {
     __m256 lo = _mm256_hadd_ps(h01, h23), hi = _mm256_hadd_ps(h45, h67);
     return _mm256_add_ps(_mm256_permute2f128_ps(lo, hi, 0x20), _mm256_permute2f128_ps(lo, hi, 0x31));
 }
+
+// The scores of one query against a widened tile of 8 rows: each row's products summed down
+// the columns, then across lanes by hsum8x8 (the same tree for every lane, so a score does
+// not depend on where its row falls in a tile), times `scale`. (A last partial tile is
+// summed row by row, dot_f32.)
+static inline __attribute__((always_inline)) void score_tile8(const float *w, const float *qg, int64_t hd, float scale,
+                                                              float *dst) {
+    __m256 acc[8];
+    for (int p = 0; p < 8; p++) acc[p] = _mm256_setzero_ps();
+    for (int64_t c = 0; c < hd; c += 8) {
+        __m256 qv = _mm256_loadu_ps(qg + c);
+        for (int p = 0; p < 8; p++) acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(w + p * hd + c), qv, acc[p]);
+    }
+    _mm256_storeu_ps(dst, _mm256_mul_ps(hsum8x8(acc), _mm256_set1_ps(scale)));
+}
+
+// og += the probabilities pg[p0 ..< p1] times the widened value rows w[p0 ..< p1], one row
+// after another, 64 columns at a time in registers.
+static inline __attribute__((always_inline)) void accumulate_values8(const float *pg, const float *w, int64_t p0,
+                                                                     int64_t p1, float *og, int64_t hd) {
+    int64_t c0 = 0;
+    for (; c0 + 64 <= hd; c0 += 64) {
+        __m256 acc[8];
+        for (int c = 0; c < 8; c++) acc[c] = _mm256_loadu_ps(og + c0 + 8 * c);
+        for (int64_t p = p0; p < p1; p++) {
+            __m256 pv = _mm256_set1_ps(pg[p]);
+            for (int c = 0; c < 8; c++) acc[c] = _mm256_fmadd_ps(pv, _mm256_loadu_ps(w + p * hd + c0 + 8 * c), acc[c]);
+        }
+        for (int c = 0; c < 8; c++) _mm256_storeu_ps(og + c0 + 8 * c, acc[c]);
+    }
+    for (; c0 < hd; c0++)
+        for (int64_t p = p0; p < p1; p++) og[c0] += pg[p] * w[p * hd + c0];
+}
 #endif
 
 #if defined(__AVX512F__)
@@ -188,6 +221,42 @@ static inline __m512 hsum16x16(const __m512 v[16]) {
     return _mm512_permutexvar_ps(order, y);
 }
 
+// The scores of one query against a widened tile of 16 rows: each the row's products
+// summed down the columns in order, then across lanes by hsum16x16 (the same tree for every
+// lane, so a score does not depend on where its row falls in a tile), times `scale`; the
+// lanes in `keep` stored. Columns outer, rows inner: 16 independent multiply-add chains (a
+// chain per row runs at the adds' latency, a quarter of their rate, unless the head
+// dimension is a constant the compiler can interleave).
+static inline __attribute__((always_inline)) void score_tile16(const float *w, const float *qg, int64_t hd, float scale,
+                                                               float *dst, __mmask16 keep) {
+    __m512 acc[16];
+    __m512 q0 = _mm512_loadu_ps(qg);
+    for (int p = 0; p < 16; p++) acc[p] = _mm512_mul_ps(_mm512_loadu_ps(w + p * hd), q0);
+    for (int64_t c = 16; c < hd; c += 16) {
+        __m512 qc = _mm512_loadu_ps(qg + c);
+        for (int p = 0; p < 16; p++) acc[p] = _mm512_fmadd_ps(_mm512_loadu_ps(w + p * hd + c), qc, acc[p]);
+    }
+    _mm512_mask_storeu_ps(dst, keep, _mm512_mul_ps(hsum16x16(acc), _mm512_set1_ps(scale)));
+}
+
+// og += the probabilities pg[p0 ..< p1] times the widened value rows w[p0 ..< p1], one row
+// after another, up to 256 columns at a time in registers: one broadcast probability per
+// row for all of them (a broadcast per 16 columns left the loads, not the multiply-adds, to
+// bound the loop).
+static inline __attribute__((always_inline)) void accumulate_values16(const float *pg, const float *w, int64_t p0,
+                                                                      int64_t p1, float *og, int64_t hd) {
+    for (int64_t c0 = 0; c0 < hd; c0 += 256) {
+        int64_t nu = (hd - c0) / 16 < 16 ? (hd - c0) / 16 : 16;
+        __m512 acc[16];
+        for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_loadu_ps(og + c0 + 16 * u);
+        for (int64_t p = p0; p < p1; p++) {
+            __m512 pv = _mm512_set1_ps(pg[p]);
+            for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_fmadd_ps(pv, _mm512_loadu_ps(w + p * hd + c0 + 16 * u), acc[u]);
+        }
+        for (int64_t u = 0; u < nu; u++) _mm512_storeu_ps(og + c0 + 16 * u, acc[u]);
+    }
+}
+
 static inline __attribute__((always_inline)) void attention_group16(
     int32_t type, const float *q, const void *k, const void *v, int64_t n, int64_t hd, int64_t group, float scale,
     float *scores, float *out) {
@@ -201,37 +270,45 @@ static inline __attribute__((always_inline)) void attention_group16(
         // costs one tile, not a horizontal sum per position and head.
         if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
         const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
-        for (int64_t g = 0; g < group; g++) {
-            const float *qg = q + g * hd;
-            __m512 acc[16];
-            for (int p = 0; p < 16; p++) {
-                __m512 a = _mm512_mul_ps(_mm512_loadu_ps(w + p * hd), _mm512_loadu_ps(qg));
-                for (int64_t c = 16; c < hd; c += 16) a = _mm512_fmadd_ps(_mm512_loadu_ps(w + p * hd + c), _mm512_loadu_ps(qg + c), a);
-                acc[p] = a;
-            }
-            _mm512_mask_storeu_ps(scores + g * n + j0, keep, _mm512_mul_ps(hsum16x16(acc), _mm512_set1_ps(scale)));
-        }
+        for (int64_t g = 0; g < group; g++) score_tile16(w, q + g * hd, hd, scale, scores + g * n + j0, keep);
     }
     for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
-    // Values: the outputs of the group, 16 columns per unit, held in registers for the
-    // whole pass, 16 units at a time (16 independent multiply-add chains; each widened
-    // value row is loaded once for all the heads). Wider groups re-widen the values per batch.
+    // Values: the outputs of the group, 16 columns per unit (16 independent multiply-add
+    // chains; each widened value row is loaded once for all the heads). Up to 16 units stay
+    // in registers for the whole pass; with more, each tile of values is widened once and
+    // the units' partial sums pass through `out` between tiles, 16 units at a time (the same
+    // sums in the same order: widening the values again per 16 units cost as much as the
+    // multiply-adds).
     int64_t nc = hd / 16, units = group * nc;
-    for (int64_t u0 = 0; u0 < units; u0 += 16) {
-        int64_t nu = units - u0 < 16 ? units - u0 : 16;
+    if (units <= 16) {
         __m512 acc[16];
-        for (int64_t i = 0; i < nu; i++) acc[i] = _mm512_setzero_ps();
+        // Each unit's probabilities and columns, found once (a division per multiply-add
+        // cost more than the multiply-add where the head dimension is not a constant).
+        const float *prob[16];
+        int64_t col[16];
+        for (int64_t i = 0; i < units; i++) {
+            acc[i] = _mm512_setzero_ps();
+            prob[i] = scores + i / nc * n;
+            col[i] = 16 * (i % nc);
+        }
         for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
             int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
             widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
-            for (int64_t p = 0; p < t; p++) {
-                for (int64_t i = 0; i < nu; i++) {
-                    int64_t g = (u0 + i) / nc, c = (u0 + i) % nc;
-                    acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(scores[g * n + j0 + p]), _mm512_loadu_ps(w + p * hd + 16 * c), acc[i]);
-                }
-            }
+            for (int64_t p = 0; p < t; p++)
+                for (int64_t i = 0; i < units; i++)
+                    acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(prob[i][j0 + p]), _mm512_loadu_ps(w + p * hd + col[i]), acc[i]);
         }
-        for (int64_t i = 0; i < nu; i++) _mm512_storeu_ps(out + 16 * (u0 + i), acc[i]);
+        for (int64_t i = 0; i < units; i++) _mm512_storeu_ps(out + 16 * i, acc[i]);
+        return;
+    }
+    // More units: each tile of values is widened once and each head's partial sums pass
+    // through `out` between tiles (the same sums in the same order; widening the values
+    // again per 16 units cost as much as the multiply-adds).
+    for (int64_t i = 0; i < units; i++) _mm512_storeu_ps(out + 16 * i, _mm512_setzero_ps());
+    for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
+        int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
+        widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
+        for (int64_t g = 0; g < group; g++) accumulate_values16(scores + g * n + j0, w, 0, t, out + g * hd, hd);
     }
 }
 #endif
@@ -435,20 +512,13 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
         int64_t t = n - j0 < ATT_TILE ? n - j0 : ATT_TILE;
         widen_rows(type, (const uint8_t *)k + j0 * row, w, t, hd);
         for (int64_t g = 0; g < group; g++) {
-            const float *qg = q + g * hd;
 #if defined(__AVX2__)
             if (t == ATT_TILE) {
-                __m256 acc[8];
-                for (int p = 0; p < 8; p++) acc[p] = _mm256_setzero_ps();
-                for (int64_t c = 0; c < hd; c += 8) {
-                    __m256 qv = _mm256_loadu_ps(qg + c);
-                    for (int p = 0; p < 8; p++) acc[p] = _mm256_fmadd_ps(_mm256_loadu_ps(w + p * hd + c), qv, acc[p]);
-                }
-                _mm256_storeu_ps(scores + g * n + j0, _mm256_mul_ps(hsum8x8(acc), _mm256_set1_ps(scale)));
+                score_tile8(w, q + g * hd, hd, scale, scores + g * n + j0);
                 continue;
             }
 #endif
-            for (int64_t p = 0; p < t; p++) scores[g * n + j0 + p] = dot_f32(w + p * hd, qg, hd) * scale;
+            for (int64_t p = 0; p < t; p++) scores[g * n + j0 + p] = dot_f32(w + p * hd, q + g * hd, hd) * scale;
         }
     }
     for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
@@ -459,23 +529,10 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
         int64_t t = n - j0 < ATT_TILE ? n - j0 : ATT_TILE;
         widen_rows(type, (const uint8_t *)v + j0 * row, w, t, hd);
         for (int64_t g = 0; g < group; g++) {
-            const float *pg = scores + g * n + j0;
-            float *og = out + g * hd;
 #if defined(__AVX2__)
-            int64_t c0 = 0;
-            for (; c0 + 64 <= hd; c0 += 64) {
-                __m256 acc[8];
-                for (int c = 0; c < 8; c++) acc[c] = _mm256_loadu_ps(og + c0 + 8 * c);
-                for (int64_t p = 0; p < t; p++) {
-                    __m256 pv = _mm256_set1_ps(pg[p]);
-                    for (int c = 0; c < 8; c++) acc[c] = _mm256_fmadd_ps(pv, _mm256_loadu_ps(w + p * hd + c0 + 8 * c), acc[c]);
-                }
-                for (int c = 0; c < 8; c++) _mm256_storeu_ps(og + c0 + 8 * c, acc[c]);
-            }
-            for (; c0 < hd; c0++)
-                for (int64_t p = 0; p < t; p++) og[c0] += pg[p] * w[p * hd + c0];
+            accumulate_values8(scores + g * n + j0, w, 0, t, out + g * hd, hd);
 #else
-            for (int64_t p = 0; p < t; p++) axpy_f32(pg[p], w + p * hd, og, hd);
+            for (int64_t p = 0; p < t; p++) axpy_f32(scores[g * n + j0 + p], w + p * hd, out + g * hd, hd);
 #endif
         }
     }
@@ -496,3 +553,137 @@ void qb_attention_head_q8_0(const float *q, const void *k, const void *v, int64_
     for (int64_t j = 0; j < n; j++) axpy_q8_0(scores[j], (const uint8_t *)v + j * row, out, hd);
 }
 
+
+#if defined(__AVX2__)
+// qb_attention_rows' shared steps. Position i of a chunk attends to cached rows
+// [first, end) with end = end0 + i; its keys within a tile of `t` rows starting at row
+// `at` are [p0, p1) of the tile (0 when it has none there).
+static inline int position_in_tile(int64_t end, int64_t window, int64_t at, int64_t t, int64_t *p0, int64_t *p1) {
+    int64_t first = window > 0 && end > window ? end - window : 0;
+    *p0 = first - at < 0 ? 0 : first - at;
+    *p1 = end - at > t ? t : end - at;
+    return *p0 < *p1;
+}
+
+// The softmax of each of the chunk's npos x group score rows (`span` floats each, from
+// cached row `lo`) over its own position's rows.
+static void attention_rows_softmax(float *scores, int64_t npos, int64_t group, int64_t end0, int64_t window, int64_t lo,
+                                   int64_t span) {
+    for (int64_t m = 0; m < npos * group; m++) {
+        int64_t end = end0 + m / group, first = window > 0 && end > window ? end - window : 0;
+        qb_softmax(scores + m * span + (first - lo), end - first);
+    }
+}
+#endif
+
+#if defined(__AVX512F__)
+// qb_attention_rows on f16 caches: the chunk's keys and values [lo, hi) in 16-row tiles,
+// each widened once for all npos x group queries. Per query, the same arithmetic as
+// attention_group16: a score is 16 lanes' products summed down the columns and across
+// lanes by hsum16x16 (lane by lane the same sum wherever the tile starts), the softmax
+// runs over the position's own range, and the values are summed position by position in
+// increasing order from its first (the through-memory path: 16 units per pass).
+static void attention_rows16(const float *q, int64_t qstride, int64_t npos, const uint16_t *k, const uint16_t *v,
+                             int64_t end0, int64_t window, int64_t hd, int64_t group, float scale, float *scores,
+                             float *out, int64_t ostride) {
+    int64_t lo = window > 0 && end0 > window ? end0 - window : 0, hi = end0 + npos - 1, span = hi - lo;
+    int64_t rows = npos * group;
+    float w[ATT_TILE16 * 512];
+    for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE16) {
+        int64_t t = span - j0 < ATT_TILE16 ? span - j0 : ATT_TILE16;
+        widen_rows16(QB_F16, (const uint8_t *)(k + (lo + j0) * hd), w, t, hd);
+        if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
+        const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
+        for (int64_t m = 0; m < rows; m++)
+            score_tile16(w, q + m / group * qstride + m % group * hd, hd, scale, scores + m * span + j0, keep);
+    }
+    attention_rows_softmax(scores, npos, group, end0, window, lo, span);
+    for (int64_t i = 0; i < npos; i++)
+        for (int64_t d = 0; d < group * hd; d++) out[i * ostride + d] = 0;
+    for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE16) {
+        int64_t t = span - j0 < ATT_TILE16 ? span - j0 : ATT_TILE16;
+        widen_rows16(QB_F16, (const uint8_t *)(v + (lo + j0) * hd), w, t, hd);
+        for (int64_t i = 0; i < npos; i++) {
+            int64_t p0, p1;
+            if (!position_in_tile(end0 + i, window, lo + j0, t, &p0, &p1)) continue;
+            for (int64_t g = 0; g < group; g++)
+                accumulate_values16(scores + (i * group + g) * span + j0, w, p0, p1, out + i * ostride + g * hd, hd);
+        }
+    }
+}
+#endif
+
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// qb_attention_rows on f16 caches with AVX2: attention_rows16's plan on the AVX2 group
+// kernel's tiles of 8 rows (score_tile8, accumulate_values8).
+static void attention_rows8(const float *q, int64_t qstride, int64_t npos, const uint16_t *k, const uint16_t *v,
+                            int64_t end0, int64_t window, int64_t hd, int64_t group, float scale, float *scores,
+                            float *out, int64_t ostride) {
+    int64_t lo = window > 0 && end0 > window ? end0 - window : 0, hi = end0 + npos - 1, span = hi - lo;
+    int64_t rows = npos * group;
+    float w[ATT_TILE * 512];
+    for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE) {
+        int64_t t = span - j0 < ATT_TILE ? span - j0 : ATT_TILE;
+        widen_rows(QB_F16, k + (lo + j0) * hd, w, t, hd);
+        if (t < ATT_TILE) memset(w + t * hd, 0, (size_t)((ATT_TILE - t) * hd) * sizeof(float));
+        for (int64_t m = 0; m < rows; m++) {
+            const float *qg = q + m / group * qstride + m % group * hd;
+            if (t == ATT_TILE) {
+                score_tile8(w, qg, hd, scale, scores + m * span + j0);
+                continue;
+            }
+            float lanes[ATT_TILE];  // the next row's scores follow this one's
+            score_tile8(w, qg, hd, scale, lanes);
+            memcpy(scores + m * span + j0, lanes, (size_t)t * sizeof(float));
+        }
+    }
+    // The group kernel sums the rows of a position's last partial tile (counted from its
+    // first row) one by one: those scores again, as it does.
+    for (int64_t m = 0; m < rows; m++) {
+        int64_t end = end0 + m / group, first = window > 0 && end > window ? end - window : 0;
+        const float *qg = q + m / group * qstride + m % group * hd;
+        for (int64_t j = end - (end - first) % ATT_TILE; j < end; j++) {
+            widen_rows(QB_F16, k + j * hd, w, 1, hd);
+            scores[m * span + (j - lo)] = dot_f32(w, qg, hd) * scale;
+        }
+    }
+    attention_rows_softmax(scores, npos, group, end0, window, lo, span);
+    for (int64_t i = 0; i < npos; i++)
+        for (int64_t d = 0; d < group * hd; d++) out[i * ostride + d] = 0;
+    for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE) {
+        int64_t t = span - j0 < ATT_TILE ? span - j0 : ATT_TILE;
+        widen_rows(QB_F16, v + (lo + j0) * hd, w, t, hd);
+        for (int64_t i = 0; i < npos; i++) {
+            int64_t p0, p1;
+            if (!position_in_tile(end0 + i, window, lo + j0, t, &p0, &p1)) continue;
+            for (int64_t g = 0; g < group; g++)
+                accumulate_values8(scores + (i * group + g) * span + j0, w, p0, p1, out + i * ostride + g * hd, hd);
+        }
+    }
+}
+#endif
+
+void qb_attention_rows(int32_t type, const float *q, int64_t qstride, int64_t npos, const void *k, const void *v,
+                       int64_t end0, int64_t window, int64_t hd, int64_t group, float scale, float *scores,
+                       float *out, int64_t ostride) {
+    if (npos <= 0) return;
+#if defined(__AVX512F__)
+    // Head size 64 stays per position: the group kernel compiled for it alone (constant
+    // loops, accumulators in registers) was faster than the chunk's at any size tried.
+    if (type == QB_F16 && hd != 64 && hd <= 512 && hd % 32 == 0 && end0 > 0) {
+        attention_rows16(q, qstride, npos, (const uint16_t *)k, (const uint16_t *)v, end0, window, hd, group, scale,
+                         scores, out, ostride);
+        return;
+    }
+#elif defined(__AVX2__)
+    if (type == QB_F16 && hd <= 512 && hd % 32 == 0 && end0 > 0) {
+        attention_rows8(q, qstride, npos, (const uint16_t *)k, (const uint16_t *)v, end0, window, hd, group, scale,
+                        scores, out, ostride);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < npos; i++) {
+        int64_t end = end0 + i, first = window > 0 && end > window ? end - window : 0;
+        qb_attention_group(type, q + i * qstride, k, v, first, end, hd, group, scale, scores, out + i * ostride);
+    }
+}

@@ -18,6 +18,7 @@
 #define qb_attention_head_f16 QB_ISA_NAME(attention_head_f16)
 #define qb_attention_head_q8_0 QB_ISA_NAME(attention_head_q8_0)
 #define qb_attention_group QB_ISA_NAME(attention_group)
+#define qb_attention_rows QB_ISA_NAME(attention_rows)
 #define qb_matvec_f32 QB_ISA_NAME(matvec_f32)
 #define qb_matvec_f16 QB_ISA_NAME(matvec_f16)
 #define qb_matvec_bf16 QB_ISA_NAME(matvec_bf16)

@@ -46,6 +46,10 @@
       (int32_t type, const float *q, const void *k, const void *v, int64_t first, int64_t n, int64_t head_dim,       \
        int64_t group, float scale, float *scores, float *out),                                                       \
       (type, q, k, v, first, n, head_dim, group, scale, scores, out))                                                \
+    V(attention_rows,                                                                                                \
+      (int32_t type, const float *q, int64_t qstride, int64_t npos, const void *k, const void *v, int64_t end0,      \
+       int64_t window, int64_t head_dim, int64_t group, float scale, float *scores, float *out, int64_t ostride),     \
+      (type, q, qstride, npos, k, v, end0, window, head_dim, group, scale, scores, out, ostride))                     \
     /* qb_dense.h */                                                                                                 \
     V(matvec_f32, (const float *w, const float *x, float *y, int64_t row_begin, int64_t row_end, int64_t cols),      \
       (w, x, y, row_begin, row_end, cols))                                                                           \
