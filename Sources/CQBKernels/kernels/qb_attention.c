@@ -16,6 +16,10 @@
 // out [position][row], so positions first ..< n are themselves a cache of n - first rows,
 // and every kernel below (tiles included) runs on them unchanged. first = 0 is the plain
 // causal pass, at the same speed.
+// The first cached row a position whose rows end at `end` attends to: `window` rows back
+// on a sliding-window layer (window > 0), else row 0.
+static inline int64_t window_first(int64_t end, int64_t window) { return window > 0 && end > window ? end - window : 0; }
+
 void qb_attention_head(const float *q, const float *k, const float *v, int64_t first, int64_t n, int64_t hd,
                        float scale, float *scores, float *out) {
     k += first * hd;
@@ -275,10 +279,7 @@ static inline __attribute__((always_inline)) void attention_group16(
     for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
     // Values: the outputs of the group, 16 columns per unit (16 independent multiply-add
     // chains; each widened value row is loaded once for all the heads). Up to 16 units stay
-    // in registers for the whole pass; with more, each tile of values is widened once and
-    // the units' partial sums pass through `out` between tiles, 16 units at a time (the same
-    // sums in the same order: widening the values again per 16 units cost as much as the
-    // multiply-adds).
+    // in registers for the whole pass.
     int64_t nc = hd / 16, units = group * nc;
     if (units <= 16) {
         __m512 acc[16];
@@ -559,20 +560,22 @@ void qb_attention_head_q8_0(const float *q, const void *k, const void *v, int64_
 // [first, end) with end = end0 + i; its keys within a tile of `t` rows starting at row
 // `at` are [p0, p1) of the tile (0 when it has none there).
 static inline int position_in_tile(int64_t end, int64_t window, int64_t at, int64_t t, int64_t *p0, int64_t *p1) {
-    int64_t first = window > 0 && end > window ? end - window : 0;
+    int64_t first = window_first(end, window);
     *p0 = first - at < 0 ? 0 : first - at;
     *p1 = end - at > t ? t : end - at;
     return *p0 < *p1;
 }
 
-// The softmax of each of the chunk's npos x group score rows (`span` floats each, from
-// cached row `lo`) over its own position's rows.
-static void attention_rows_softmax(float *scores, int64_t npos, int64_t group, int64_t end0, int64_t window, int64_t lo,
-                                   int64_t span) {
+// Between the score and value passes: the softmax of each of the chunk's npos x group score
+// rows (`span` floats each, from cached row `lo`) over its own position's rows, and the
+// outputs the value pass accumulates into cleared.
+static void attention_rows_normalize(float *scores, int64_t npos, int64_t group, int64_t end0, int64_t window,
+                                     int64_t lo, int64_t span, int64_t hd, float *out, int64_t ostride) {
     for (int64_t m = 0; m < npos * group; m++) {
-        int64_t end = end0 + m / group, first = window > 0 && end > window ? end - window : 0;
+        int64_t end = end0 + m / group, first = window_first(end, window);
         qb_softmax(scores + m * span + (first - lo), end - first);
     }
+    for (int64_t i = 0; i < npos; i++) memset(out + i * ostride, 0, (size_t)(group * hd) * sizeof(float));
 }
 #endif
 
@@ -582,11 +585,11 @@ static void attention_rows_softmax(float *scores, int64_t npos, int64_t group, i
 // attention_group16: a score is 16 lanes' products summed down the columns and across
 // lanes by hsum16x16 (lane by lane the same sum wherever the tile starts), the softmax
 // runs over the position's own range, and the values are summed position by position in
-// increasing order from its first (the through-memory path: 16 units per pass).
+// increasing order from its first (accumulate_values16, as the group kernel's wider groups).
 static void attention_rows16(const float *q, int64_t qstride, int64_t npos, const uint16_t *k, const uint16_t *v,
                              int64_t end0, int64_t window, int64_t hd, int64_t group, float scale, float *scores,
                              float *out, int64_t ostride) {
-    int64_t lo = window > 0 && end0 > window ? end0 - window : 0, hi = end0 + npos - 1, span = hi - lo;
+    int64_t lo = window_first(end0, window), span = end0 + npos - 1 - lo;
     int64_t rows = npos * group;
     float w[ATT_TILE16 * 512];
     for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE16) {
@@ -597,9 +600,7 @@ static void attention_rows16(const float *q, int64_t qstride, int64_t npos, cons
         for (int64_t m = 0; m < rows; m++)
             score_tile16(w, q + m / group * qstride + m % group * hd, hd, scale, scores + m * span + j0, keep);
     }
-    attention_rows_softmax(scores, npos, group, end0, window, lo, span);
-    for (int64_t i = 0; i < npos; i++)
-        for (int64_t d = 0; d < group * hd; d++) out[i * ostride + d] = 0;
+    attention_rows_normalize(scores, npos, group, end0, window, lo, span, hd, out, ostride);
     for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE16) {
         int64_t t = span - j0 < ATT_TILE16 ? span - j0 : ATT_TILE16;
         widen_rows16(QB_F16, (const uint8_t *)(v + (lo + j0) * hd), w, t, hd);
@@ -619,7 +620,7 @@ static void attention_rows16(const float *q, int64_t qstride, int64_t npos, cons
 static void attention_rows8(const float *q, int64_t qstride, int64_t npos, const uint16_t *k, const uint16_t *v,
                             int64_t end0, int64_t window, int64_t hd, int64_t group, float scale, float *scores,
                             float *out, int64_t ostride) {
-    int64_t lo = window > 0 && end0 > window ? end0 - window : 0, hi = end0 + npos - 1, span = hi - lo;
+    int64_t lo = window_first(end0, window), span = end0 + npos - 1 - lo;
     int64_t rows = npos * group;
     float w[ATT_TILE * 512];
     for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE) {
@@ -640,16 +641,14 @@ static void attention_rows8(const float *q, int64_t qstride, int64_t npos, const
     // The group kernel sums the rows of a position's last partial tile (counted from its
     // first row) one by one: those scores again, as it does.
     for (int64_t m = 0; m < rows; m++) {
-        int64_t end = end0 + m / group, first = window > 0 && end > window ? end - window : 0;
+        int64_t end = end0 + m / group, first = window_first(end, window);
         const float *qg = q + m / group * qstride + m % group * hd;
         for (int64_t j = end - (end - first) % ATT_TILE; j < end; j++) {
             widen_rows(QB_F16, k + j * hd, w, 1, hd);
             scores[m * span + (j - lo)] = dot_f32(w, qg, hd) * scale;
         }
     }
-    attention_rows_softmax(scores, npos, group, end0, window, lo, span);
-    for (int64_t i = 0; i < npos; i++)
-        for (int64_t d = 0; d < group * hd; d++) out[i * ostride + d] = 0;
+    attention_rows_normalize(scores, npos, group, end0, window, lo, span, hd, out, ostride);
     for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE) {
         int64_t t = span - j0 < ATT_TILE ? span - j0 : ATT_TILE;
         widen_rows(QB_F16, v + (lo + j0) * hd, w, t, hd);
@@ -683,7 +682,7 @@ void qb_attention_rows(int32_t type, const float *q, int64_t qstride, int64_t np
     }
 #endif
     for (int64_t i = 0; i < npos; i++) {
-        int64_t end = end0 + i, first = window > 0 && end > window ? end - window : 0;
-        qb_attention_group(type, q + i * qstride, k, v, first, end, hd, group, scale, scores, out + i * ostride);
+        int64_t end = end0 + i;
+        qb_attention_group(type, q + i * qstride, k, v, window_first(end, window), end, hd, group, scale, scores, out + i * ostride);
     }
 }
