@@ -56,7 +56,7 @@ extension Linear {
             }
         }
         let tileRows = Int(QB_TILE_ROWS)
-        let tileBytes = nb * Int(sixBit ? QB_TILE6_BLOCK_BYTES : QB_TILE_BLOCK_BYTES)
+        let tileBytes = nb * (sixBit ? Int(QB_TILE6_BLOCK_BYTES) : Int(qb_gemm_tile_block_bytes(bits)))
         pool.parallelFor(rows / tileRows, grain: tilesPerTask) { range, thread in
             let scratch = UnsafeMutableRawPointer(pool.scratch(thread: thread, floats: (range.count * tileBytes + 3) / 4))
                 .assumingMemoryBound(to: UInt8.self)

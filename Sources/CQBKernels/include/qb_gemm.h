@@ -21,16 +21,26 @@
 // (qb_gemm.c). The portable set's scalar tiles are slower than dequantizing for sgemm.
 int qb_gemm_wide_values(void);
 
+// Without VNNI (the avx2 set) 8-bit values (Q8_0, 8-bit MLX) are tiled as 16-bit ones, for
+// vpmaddwd: per 32 columns D[16] and M[16] as above, then 16 steps of 64 bytes, step s
+// holding values 2s and 2s + 1 of rows 0..15 (two int16 per row).
+#define QB_TILE16_BLOCK_BYTES 1152
+// Bytes per 32 columns of the active set's tile of `bits`-bit values: QB_TILE_BLOCK_BYTES,
+// or QB_TILE16_BLOCK_BYTES for 8-bit values on the avx2 set.
+int64_t qb_gemm_tile_block_bytes(int32_t bits);
+
 // Unpacks rows [r0, r0 + 16) of a Q4_0 or Q8_0 (plain or, when `interleaved`, the four-row
-// layout of qb_repack.h), Q5_0, Q5_1 or Q4_K matrix into a tile of cols / 32 blocks.
+// layout of qb_repack.h), Q5_0, Q5_1 or Q4_K matrix into a tile of cols / 32 blocks (each
+// qb_gemm_tile_block_bytes long).
 void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile);
 // Likewise for 4- or 8-bit MLX rows (scales and biases of dtype `sdtype`, cols / group per row).
 void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases,
                       int32_t sdtype, int64_t r0, int64_t cols, uint8_t *tile);
 // y[c * ystride + j] = row j of the tile dotted with activation row c, for c < count; the
 // activations are q8a blocks, cols / 32 per row. The tile's values have at most `bits` bits
-// (4: Q4_0, Q4_K, 4-bit MLX; 5: Q5_0, Q5_1; 8: Q8_0, 8-bit MLX); the AVX2 code sums them
-// in 16-bit lanes only as far as that width allows.
+// (4: Q4_0, Q4_K, 4-bit MLX; 5: Q5_0, Q5_1; 8: Q8_0, 8-bit MLX); the AVX2 code sums 4- and
+// 5-bit values in 16-bit lanes only as far as that width allows, and takes 8-bit values
+// from their 16-bit tiles.
 void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, int64_t count, int64_t cols, float *y,
                   int64_t ystride);
 

@@ -2,9 +2,10 @@
 // scalar loops are the definition. With AVX-512 VNNI, one 64-byte step of a tile meets
 // eight activation rows, each through one vpdpbusd with the activations' four bytes
 // broadcast from memory, and D x (activation scale) and M x (activation block sum) are
-// applied in f32 once per 32 values. The AVX2 code works on the two 8-row halves of a tile
-// with vpmaddubsw, whose pairs of products add up in saturating 16-bit lanes; how far a lane
-// may sum depends on the values' width (gemm_x4), and every width is summed exactly.
+// applied in f32 once per 32 values. The AVX2 code takes both 8-row halves of a tile per
+// broadcast activation, 4- and 5-bit values with vpmaddubsw (pairs of products in saturating
+// 16-bit lanes, summed only as far as the values' width allows) and 8-bit values, tiled as
+// 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly.
 #include "qb_gemm.h"
 #include "qb_scalar.h"
 #include <string.h>
@@ -20,34 +21,38 @@ int qb_gemm_wide_values(void) {
 #endif
 }
 
-// Writes one row's scale and offset into block `b` of the tile at lane `r`.
-static inline void put_scale(uint8_t *tile, int64_t b, int r, float d, float m) {
-    uint8_t *blk = tile + b * QB_TILE_BLOCK_BYTES;
+// Without VNNI, 8-bit values are tiled as 16-bit ones (see gemm_avx2).
+#if defined(__AVX2__) && !defined(QB_AVX512)
+#define QB_TILE_16BIT_8 1
+#else
+#define QB_TILE_16BIT_8 0
+#endif
+
+int64_t qb_gemm_tile_block_bytes(int32_t bits) {
+    return bits == 8 && QB_TILE_16BIT_8 ? QB_TILE16_BLOCK_BYTES : QB_TILE_BLOCK_BYTES;
+}
+
+// Writes one row's scale and offset into block `b` (of `block_bytes`) of the tile at lane `r`.
+static inline void put_scale(uint8_t *tile, int64_t block_bytes, int64_t b, int r, float d, float m) {
+    uint8_t *blk = tile + b * block_bytes;
     memcpy(blk + 4 * r, &d, 4);
     memcpy(blk + 64 + 4 * r, &m, 4);
 }
 
 // Writes one row's 32 values, scale and offset into block `b` of the tile at lane `r`.
 static inline void put(uint8_t *tile, int64_t b, int r, const uint8_t v[32], float d, float m) {
-    put_scale(tile, b, r, d, m);
+    put_scale(tile, QB_TILE_BLOCK_BYTES, b, r, d, m);
     uint8_t *blk = tile + b * QB_TILE_BLOCK_BYTES;
     for (int s = 0; s < 8; s++) memcpy(blk + 128 + 64 * s + 4 * r, v + 4 * s, 4);
 }
 
 #if defined(__AVX2__)
-// The unpacking loops below on 32-byte vectors (packing is a pass over every weight per
-// product: at 128 positions it cost as much as a third of the product). 16 bytes -> 32
-// values with the low and high nibble of each byte in turn (MLX's order; GGML's is
-// `nibbles_lo_hi`).
+// 16 bytes -> 32 values with the low and high nibble of each byte in turn (MLX's order;
+// GGML's is `nibbles_lo_hi`).
 static inline __m256i nibbles_interleaved(const uint8_t *p) {
     __m128i t = _mm_loadu_si128((const __m128i *)p), m = _mm_set1_epi8(0x0F);
     __m128i lo = _mm_and_si128(t, m), hi = _mm_and_si128(_mm_srli_epi16(t, 4), m);
     return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(lo, hi)), _mm_unpackhi_epi8(lo, hi), 1);
-}
-static inline void put_v(uint8_t *tile, int64_t b, int r, __m256i v, float d, float m) {
-    uint8_t buf[32];
-    _mm256_storeu_si256((__m256i *)buf, v);
-    put(tile, b, r, buf, d, m);
 }
 #endif
 
@@ -82,86 +87,139 @@ static inline const uint8_t *q5_block(int32_t type, const void *w, int64_t row, 
     return blk + 8;
 }
 
-#if defined(QB_AVX512)
-// Packing on AVX-512 takes all 16 rows of a tile at once: each row's values of two
-// consecutive blocks are one 64-value vector, and a 16x16 dword transpose turns the rows'
-// vectors into the tile's 64-byte steps, one store each instead of 16 rows x 8 four-byte
-// stores (packing had been a fifth of a 128-token prefill). Blocks b and b + 1 of tiles
-// whose blocks are `block_bytes` long with the steps at `steps`:
-static inline void put_pair16(uint8_t *tile, int64_t block_bytes, int64_t steps, int64_t b, __m512i v[QB_TILE_ROWS]) {
-    transpose16x16_epi32(v);
-    uint8_t *first = tile + b * block_bytes + steps, *second = first + block_bytes;
-    for (int st = 0; st < 8; st++) {
-        _mm512_storeu_si512((void *)(first + 64 * st), v[st]);
-        _mm512_storeu_si512((void *)(second + 64 * st), v[8 + st]);
+#if defined(__AVX2__)
+// Packing takes all 16 rows of a tile at once (packing is a pass over every weight per
+// product; row by row, with sixteen 4-byte stores per row and block, it had been a fifth of
+// a 128-token prefill on AVX-512 and a seventh on AVX2): each row's 32 values of a block are
+// one vector, and dword transposes turn the rows' vectors into the block's 64-byte steps.
+// Transposes 8 vectors of 8 dwords in place: afterwards lane j of r[d] is dword d of the old r[j].
+static inline void transpose8x8_epi32(__m256i r[8]) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
+        r[4 + i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
     }
 }
 
-static inline __m512i join256(__m256i lo, __m256i hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
+// Blocks b and, when `both`, b + 1 of a tile whose blocks are `block_bytes` long with their
+// steps at `steps`, from v[k][r]: row r's 32 values of block b + k. AVX-512 transposes the
+// pair as one 16x16 (row r's two blocks joined), AVX2 each block's two 8-row halves.
+static inline void put_blocks16(uint8_t *tile, int64_t block_bytes, int64_t steps, int64_t b,
+                                __m256i v[2][QB_TILE_ROWS], int both) {
+#if defined(QB_AVX512)
+    if (both) {
+        __m512i z[QB_TILE_ROWS];
+        for (int r = 0; r < QB_TILE_ROWS; r++) z[r] = _mm512_inserti64x4(_mm512_castsi256_si512(v[0][r]), v[1][r], 1);
+        transpose16x16_epi32(z);
+        uint8_t *first = tile + b * block_bytes + steps, *second = first + block_bytes;
+        for (int st = 0; st < 8; st++) {
+            _mm512_storeu_si512((void *)(first + 64 * st), z[st]);
+            _mm512_storeu_si512((void *)(second + 64 * st), z[8 + st]);
+        }
+        return;
+    }
+#endif
+    for (int k = 0; k <= both; k++) {
+        transpose8x8_epi32(v[k]);
+        transpose8x8_epi32(v[k] + 8);
+        uint8_t *out = tile + (b + k) * block_bytes + steps;
+        for (int st = 0; st < 8; st++) {
+            _mm256_storeu_si256((__m256i *)(out + 64 * st), v[k][st]);
+            _mm256_storeu_si256((__m256i *)(out + 64 * st + 32), v[k][8 + st]);
+        }
+    }
+}
 
-// Q4_0 and Q8_0 (plain or four-row interleaved), two blocks per step; nb even.
-static void pack_ggml_512(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-    int64_t nb = cols / 32;
+// Block b of a 16-bit tile (QB_TILE16_BLOCK_BYTES) from v[r]: row r's 32 unsigned 8-bit
+// values, widened; its steps are 16 of 2 values (a dword) per row.
+static inline void put_block16_16bit(uint8_t *tile, int64_t b, const __m256i v[QB_TILE_ROWS]) {
+    __m256i w[2][2][8];  // [value half][row half][row]: dwords = pairs of 16-bit values
+    for (int r = 0; r < QB_TILE_ROWS; r++) {
+        w[0][r / 8][r % 8] = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(v[r]));
+        w[1][r / 8][r % 8] = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(v[r], 1));
+    }
+    uint8_t *out = tile + b * QB_TILE16_BLOCK_BYTES + 128;
+    for (int k = 0; k < 2; k++) {
+        transpose8x8_epi32(w[k][0]);
+        transpose8x8_epi32(w[k][1]);
+        for (int st = 0; st < 8; st++) {
+            _mm256_storeu_si256((__m256i *)(out + 64 * (8 * k + st)), w[k][0][st]);
+            _mm256_storeu_si256((__m256i *)(out + 64 * (8 * k + st) + 32), w[k][1][st]);
+        }
+    }
+}
+
+// Blocks b (and b + 1 when `both`) of a tile of `bits`-bit values: 16-bit steps for 8-bit
+// values where the set tiles them so, byte steps otherwise.
+static inline void put_value_blocks16(uint8_t *tile, int32_t bits, int64_t b, __m256i v[2][QB_TILE_ROWS], int both) {
+    if (bits == 8 && QB_TILE_16BIT_8) {
+        for (int k = 0; k <= both; k++) put_block16_16bit(tile, b + k, v[k]);
+        return;
+    }
+    put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, b, v, both);
+}
+
+// Q4_0 and Q8_0 (plain or four-row interleaved), Q5_0 and Q5_1, two blocks at a time.
+static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t nb = cols / 32, bb = qb_gemm_tile_block_bytes(type == QB_Q8_0 ? 8 : 4);
     for (int64_t b = 0; b < nb; b += 2) {
-        __m512i v[QB_TILE_ROWS];
-        for (int r = 0; r < QB_TILE_ROWS; r++) {
-            __m256i half[2];
-            for (int k = 0; k < 2; k++) {
+        __m256i v[2][QB_TILE_ROWS];
+        int both = b + 1 < nb;
+        for (int k = 0; k <= both; k++)
+            for (int r = 0; r < QB_TILE_ROWS; r++) {
+                if (type == QB_Q5_0 || type == QB_Q5_1) {
+                    // Byte j of the nibbles gets 16 where bit j of qh is set.
+                    float d, m;
+                    uint32_t qh;
+                    const uint8_t *qs = q5_block(type, w, r0 + r, b + k, nb, &d, &m, &qh);
+                    put_scale(tile, bb, b + k, r, d, m);
+                    v[k][r] = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh));
+                    continue;
+                }
                 qb_half hd;
                 const uint8_t *qs = ggml_block(type, interleaved, w, r0 + r, b + k, nb, &hd);
                 float d = h2f(hd);
-                put_scale(tile, b + k, r, d, (type == QB_Q4_0 ? -8.0f : -128.0f) * d);
-                half[k] = type == QB_Q4_0 ? nibbles_lo_hi(qs)
+                put_scale(tile, bb, b + k, r, d, (type == QB_Q4_0 ? -8.0f : -128.0f) * d);
+                v[k][r] = type == QB_Q4_0 ? nibbles_lo_hi(qs)
                                           : _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
             }
-            v[r] = join256(half[0], half[1]);
-        }
-        put_pair16(tile, QB_TILE_BLOCK_BYTES, 128, b, v);
+        put_value_blocks16(tile, type == QB_Q8_0 ? 8 : 4, b, v, both);
     }
 }
 
-// Q5_0 and Q5_1, two blocks per step; nb even. Byte j of the nibbles gets 16 where bit j
-// of qh is set.
-static void pack_q5_512(int32_t type, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-    int64_t nb = cols / 32;
+// MLX 4- and 8-bit rows, two blocks at a time.
+static void pack_mlx_vec(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases,
+                         int32_t sdtype, int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t nb = cols / 32, groups = cols / group, bb = qb_gemm_tile_block_bytes(bits);
     for (int64_t b = 0; b < nb; b += 2) {
-        __m512i v[QB_TILE_ROWS];
-        for (int r = 0; r < QB_TILE_ROWS; r++) {
-            __m256i half[2];
-            for (int k = 0; k < 2; k++) {
-                float d, m;
-                uint32_t qh;
-                const uint8_t *qs = q5_block(type, w, r0 + r, b + k, nb, &d, &m, &qh);
-                put_scale(tile, b + k, r, d, m);
-                half[k] = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh));
-            }
-            v[r] = join256(half[0], half[1]);
-        }
-        put_pair16(tile, QB_TILE_BLOCK_BYTES, 128, b, v);
-    }
-}
-
-// MLX 4-bit, two blocks per step; nb even.
-static void pack_mlx4_512(int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,
-                          int64_t r0, int64_t cols, uint8_t *tile) {
-    int64_t nb = cols / 32, groups = cols / group;
-    for (int64_t b = 0; b < nb; b += 2) {
-        __m512i v[QB_TILE_ROWS];
+        __m256i v[2][QB_TILE_ROWS];
+        int both = b + 1 < nb;
         for (int r = 0; r < QB_TILE_ROWS; r++) {
             int64_t row = r0 + r;
-            const uint8_t *bytes = (const uint8_t *)(w + row * (cols / 8));
-            for (int k = 0; k < 2; k++) {
+            const uint8_t *bytes = (const uint8_t *)(w + row * (cols * bits / 32));
+            for (int k = 0; k <= both; k++) {
                 int64_t g = row * groups + 32 * (b + k) / group;
-                put_scale(tile, b + k, r, load_scale(scales, sdtype, g), load_scale(biases, sdtype, g));
+                put_scale(tile, bb, b + k, r, load_scale(scales, sdtype, g), load_scale(biases, sdtype, g));
+                v[k][r] = bits == 4 ? nibbles_interleaved(bytes + 16 * (b + k))
+                                    : _mm256_loadu_si256((const __m256i *)(bytes + 32 * (b + k)));
             }
-            v[r] = join256(nibbles_interleaved(bytes + 16 * b), nibbles_interleaved(bytes + 16 * b + 16));
         }
-        put_pair16(tile, QB_TILE_BLOCK_BYTES, 128, b, v);
+        put_value_blocks16(tile, bits, b, v, both);
     }
 }
 
 // Q4_K, a super-block at a time: each pair of sub-blocks shares 32 bytes (low nibbles, then high).
-static void pack_q4k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+static void pack_q4k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 256;
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int64_t i = 0; i < nb; i++) {
@@ -180,24 +238,24 @@ static void pack_q4k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
             _mm256_storeu_ps(m[r], _mm256_mul_ps(m8, _mm256_set1_ps(-h2f(hm))));
         }
         for (int j = 0; j < 8; j++)
-            for (int r = 0; r < QB_TILE_ROWS; r++) put_scale(tile, 8 * i + j, r, d[r][j], m[r][j]);
+            for (int r = 0; r < QB_TILE_ROWS; r++) put_scale(tile, QB_TILE_BLOCK_BYTES, 8 * i + j, r, d[r][j], m[r][j]);
         for (int p = 0; p < 4; p++) {
-            __m512i v[QB_TILE_ROWS];
+            __m256i v[2][QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
                 __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r] + 16 + 32 * p));
-                v[r] = join256(_mm256_and_si256(q, m4), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+                v[0][r] = _mm256_and_si256(q, m4);
+                v[1][r] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
             }
-            put_pair16(tile, QB_TILE_BLOCK_BYTES, 128, 8 * i + 2 * p, v);
+            put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, 8 * i + 2 * p, v, 1);
         }
     }
 }
 #endif
 
 void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-#if defined(QB_AVX512)
-    if (type == QB_Q4_K) return pack_q4k_512(w, r0, cols, tile);
-    if ((type == QB_Q4_0 || type == QB_Q8_0) && cols % 64 == 0) return pack_ggml_512(type, interleaved, w, r0, cols, tile);
-    if ((type == QB_Q5_0 || type == QB_Q5_1) && cols % 64 == 0) return pack_q5_512(type, w, r0, cols, tile);
+#if defined(__AVX2__)
+    if (type == QB_Q4_K) return pack_q4k_vec(w, r0, cols, tile);
+    return pack_ggml_vec(type, interleaved, w, r0, cols, tile);
 #endif
     uint8_t v[32];
     for (int r = 0; r < QB_TILE_ROWS; r++) {
@@ -208,10 +266,6 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 float d, m;
                 uint32_t qh;
                 const uint8_t *qs = q5_block(type, w, row, b, nb, &d, &m, &qh);
-#if defined(__AVX2__)
-                put_v(tile, b, r, _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh)), d, m);
-                continue;
-#endif
                 for (int j = 0; j < 16; j++) {
                     v[j] = (uint8_t)((qs[j] & 0xF) | (((qh >> j) & 1) << 4));
                     v[j + 16] = (uint8_t)((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
@@ -225,21 +279,12 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 const uint8_t *qs = ggml_block(type, interleaved, w, row, b, nb, &hd);
                 float d = h2f(hd);
                 if (type == QB_Q4_0) {
-#if defined(__AVX2__)
-                    put_v(tile, b, r, nibbles_lo_hi(qs), d, -8.0f * d);
-                    continue;
-#endif
                     for (int j = 0; j < 16; j++) {
                         v[j] = qs[j] & 0xF;
                         v[j + 16] = qs[j] >> 4;
                     }
                     put(tile, b, r, v, d, -8.0f * d);
                 } else {
-#if defined(__AVX2__)
-                    put_v(tile, b, r, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80)), d,
-                          -128.0f * d);
-                    continue;
-#endif
                     for (int j = 0; j < 32; j++) v[j] = (uint8_t)(qs[j] ^ 0x80);  // int8 + 128
                     put(tile, b, r, v, d, -128.0f * d);
                 }
@@ -256,13 +301,6 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                     uint8_t s, m;
                     get_scale_min_k4(j, sc, &s, &m);
                     const uint8_t *q = qs + 32 * (j / 2);
-#if defined(__AVX2__)
-                    __m256i qv = _mm256_loadu_si256((const __m256i *)q);
-                    if (j & 1) qv = _mm256_srli_epi16(qv, 4);
-                    put_v(tile, 8 * i + j, r, _mm256_and_si256(qv, _mm256_set1_epi8(0x0F)), h2f(hd) * (float)s,
-                          -h2f(hm) * (float)m);
-                    continue;
-#endif
                     for (int l = 0; l < 32; l++) v[l] = (j & 1) ? q[l] >> 4 : q[l] & 0xF;
                     put(tile, 8 * i + j, r, v, h2f(hd) * (float)s, -h2f(hm) * (float)m);
                 }
@@ -273,8 +311,8 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
 
 void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases,
                       int32_t sdtype, int64_t r0, int64_t cols, uint8_t *tile) {
-#if defined(QB_AVX512)
-    if (bits == 4 && cols % 64 == 0) return pack_mlx4_512(group, w, scales, biases, sdtype, r0, cols, tile);
+#if defined(__AVX2__)
+    return pack_mlx_vec(bits, group, w, scales, biases, sdtype, r0, cols, tile);
 #endif
     uint8_t v[32];
     int64_t nb = cols / 32, groups = cols / group;
@@ -283,12 +321,6 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
         const uint8_t *bytes = (const uint8_t *)(w + row * (cols * bits / 32));
         for (int64_t b = 0; b < nb; b++) {
             if (bits == 4) {
-#if defined(__AVX2__)
-                int64_t g = row * groups + 32 * b / group;
-                put_v(tile, b, r, nibbles_interleaved(bytes + 16 * b), load_scale(scales, sdtype, g),
-                      load_scale(biases, sdtype, g));
-                continue;
-#endif
                 for (int j = 0; j < 32; j++) v[j] = (bytes[16 * b + j / 2] >> (4 * (j & 1))) & 0xF;
             } else {
                 memcpy(v, bytes + 32 * b, 32);
@@ -299,14 +331,24 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
     }
 }
 
-static void gemm_scalar(const uint8_t *tile, const qb_q8a *x, float *y, int64_t nb) {
+static void gemm_scalar(const uint8_t *tile, int32_t bits, const qb_q8a *x, float *y, int64_t nb) {
     float acc[QB_TILE_ROWS] = {0};
+    const int wide = bits == 8 && QB_TILE_16BIT_8;
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *blk = tile + b * QB_TILE_BLOCK_BYTES;
+        const uint8_t *blk = tile + b * (wide ? QB_TILE16_BLOCK_BYTES : QB_TILE_BLOCK_BYTES);
         for (int r = 0; r < QB_TILE_ROWS; r++) {
             int sum = 0;
-            for (int s = 0; s < 8; s++)
-                for (int t = 0; t < 4; t++) sum += blk[128 + 64 * s + 4 * r + t] * x[b].qs[4 * s + t];
+            if (wide) {
+                for (int s = 0; s < 16; s++)
+                    for (int t = 0; t < 2; t++) {
+                        int16_t q;
+                        memcpy(&q, blk + 128 + 64 * s + 4 * r + 2 * t, 2);
+                        sum += q * x[b].qs[2 * s + t];
+                    }
+            } else {
+                for (int s = 0; s < 8; s++)
+                    for (int t = 0; t < 4; t++) sum += blk[128 + 64 * s + 4 * r + t] * x[b].qs[4 * s + t];
+            }
             float d, m;
             memcpy(&d, blk + 4 * r, 4);
             memcpy(&m, blk + 64 + 4 * r, 4);
@@ -351,58 +393,85 @@ static void gemm_vnni8(const uint8_t *t, const qb_q8a *x, int64_t nb, float *y, 
 static void gemm_vnni4(const uint8_t *t, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_vnni(t, x, nb, y, ys, 4); }
 static void gemm_vnni1(const uint8_t *t, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_vnni(t, x, nb, y, ys, 1); }
 #elif defined(__AVX2__)
-// Four activation rows per pass over one 8-row half `h` of a tile: each 32-byte half step of
-// weights is loaded (and split) once for all four. A 16-bit lane of vpmaddubsw adds two
-// products; lanes sum across steps only as far as the values' width lets them:
-// 4 bits: all 8 steps (15 x 127 x 2 x 8 = 30480), widened once per block;
-// 5 bits: 4 steps (31 x 127 x 2 x 4 = 31496), widened twice per block;
-// 8 bits: not one pair fits (255 x 127 x 2), so each value is taken as 16 x its high nibble
-// plus its low one, both summed as 4-bit values, and vpmaddwd multiplies the high sums by
-// 16 as it widens them (a 32-bit lane holds 16 x 30480 x 2).
-static inline __attribute__((always_inline)) void gemm_x4(const uint8_t *tile, int h, const qb_q8a *x, int64_t nb,
-                                                          float *y, int64_t ystride, const int bits) {
-    const __m256i ones = _mm256_set1_epi16(1), sixteen = _mm256_set1_epi16(16), low = _mm256_set1_epi8(0x0F);
-    __m256 acc[4];
-    for (int c = 0; c < 4; c++) acc[c] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *blk = tile + b * QB_TILE_BLOCK_BYTES;
-        __m256i lo[4], hi[4], wide[4];
-        for (int c = 0; c < 4; c++) lo[c] = hi[c] = wide[c] = _mm256_setzero_si256();
-        for (int s = 0; s < 8; s++) {
-            __m256i wv = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * s + 32 * h)), wh = wv;
-            if (bits == 8) {
-                wh = _mm256_and_si256(_mm256_srli_epi16(wv, 4), low);
-                wv = _mm256_and_si256(wv, low);
-            }
-            for (int c = 0; c < 4; c++) {
-                int32_t v;
-                memcpy(&v, x[c * nb + b].qs + 4 * s, 4);
-                __m256i xv = _mm256_set1_epi32(v);
-                lo[c] = _mm256_add_epi16(lo[c], _mm256_maddubs_epi16(wv, xv));
-                if (bits == 8) hi[c] = _mm256_add_epi16(hi[c], _mm256_maddubs_epi16(wh, xv));
-            }
-            if (bits == 5 && s == 3)
-                for (int c = 0; c < 4; c++) {
-                    wide[c] = _mm256_madd_epi16(lo[c], ones);
-                    lo[c] = _mm256_setzero_si256();
-                }
+// Without VNNI, 4- and 5-bit values go through vpmaddubsw, whose pairs of products add up
+// in saturating 16-bit lanes; lanes sum across steps only as far as the values' width lets
+// them: 4 bits all 8 steps (15 x 127 x 2 x 8 = 30480), widened once per block; 5 bits 4 steps
+// (31 x 127 x 2 x 4 = 31496), widened twice per block. Not one pair of 8-bit products fits
+// (255 x 127 x 2), so 8-bit values are tiled as 16-bit ones and go through vpmaddwd, whose
+// pairs add up in 32 bits: per 32 values two multiplies and two adds, where a nibble split
+// for vpmaddubsw took two multiplies, two adds and the split (ik_llama.cpp's sign trick
+// takes three multiply-unit instructions: vpsignb, vpmaddubsw, vpmaddwd).
+// Block `b` of a tile (both 8-row halves: each broadcast of an activation's bytes serves
+// two products) against `n` activation rows, whose f32 sums are acc[16 c + row]; x16 holds
+// the rows' values of this block as int16 (32 per row) for 8-bit tiles. The step loop stays
+// rolled: unrolled, the compiler kept every step's weights live and spilled the sums.
+static inline __attribute__((always_inline)) void block_x16(const uint8_t *blk, const qb_q8a *x, const int16_t *x16,
+                                                            int64_t nb, int64_t b, float *acc, const int n, const int bits) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i lo[4][2], wide[4][2];
+    for (int c = 0; c < n; c++)
+        for (int h = 0; h < 2; h++) lo[c][h] = wide[c][h] = _mm256_setzero_si256();
+    const uint8_t *steps = blk + 128;
+#pragma clang loop unroll(disable)
+    for (int s = 0; s < (bits == 8 ? 16 : 8); s++) {
+        __m256i wv[2];
+        for (int h = 0; h < 2; h++) wv[h] = _mm256_loadu_si256((const __m256i *)(steps + 64 * s + 32 * h));
+        for (int c = 0; c < n; c++) {
+            int32_t v;
+            memcpy(&v, bits == 8 ? (const void *)(x16 + 32 * c + 2 * s) : (const void *)(x[c * nb + b].qs + 4 * s), 4);
+            __m256i xv = _mm256_set1_epi32(v);
+            for (int h = 0; h < 2; h++)
+                lo[c][h] = bits == 8 ? _mm256_add_epi32(lo[c][h], _mm256_madd_epi16(wv[h], xv))
+                                     : _mm256_add_epi16(lo[c][h], _mm256_maddubs_epi16(wv[h], xv));
         }
+        if (bits == 5 && s == 3)
+            for (int c = 0; c < n; c++)
+                for (int h = 0; h < 2; h++) {
+                    wide[c][h] = _mm256_madd_epi16(lo[c][h], ones);
+                    lo[c][h] = _mm256_setzero_si256();
+                }
+    }
+    for (int h = 0; h < 2; h++) {
         __m256 d = _mm256_loadu_ps((const float *)(blk + 32 * h)), m = _mm256_loadu_ps((const float *)(blk + 64 + 32 * h));
-        for (int c = 0; c < 4; c++) {
+        for (int c = 0; c < n; c++) {
             const qb_q8a *a = x + c * nb + b;
-            __m256i is = _mm256_madd_epi16(lo[c], ones);
-            if (bits == 5) is = _mm256_add_epi32(is, wide[c]);
-            if (bits == 8) is = _mm256_add_epi32(is, _mm256_madd_epi16(hi[c], sixteen));
-            acc[c] = _mm256_fmadd_ps(m, _mm256_set1_ps(a->s),
-                                     _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(a->d)), acc[c]));
+            __m256i is = bits == 8 ? lo[c][h] : _mm256_madd_epi16(lo[c][h], ones);
+            if (bits == 5) is = _mm256_add_epi32(is, wide[c][h]);
+            float *sum = acc + 16 * c + 8 * h;
+            __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(a->d)), _mm256_loadu_ps(sum));
+            _mm256_storeu_ps(sum, _mm256_fmadd_ps(m, _mm256_set1_ps(a->s), t));
         }
     }
-    for (int c = 0; c < 4; c++) _mm256_storeu_ps(y + c * ystride + 8 * h, acc[c]);
 }
 
-static void gemm_x4_b4(const uint8_t *t, int h, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_x4(t, h, x, nb, y, ys, 4); }
-static void gemm_x4_b5(const uint8_t *t, int h, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_x4(t, h, x, nb, y, ys, 5); }
-static void gemm_x4_b8(const uint8_t *t, int h, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_x4(t, h, x, nb, y, ys, 8); }
+// Activation rows [0, count) (count a multiple of 4) against a tile, block by block: each
+// block is read from L1 by every group of four rows (taken a group at a time over all
+// blocks, a 2048-column tile of 40 KB streamed from L2 once per group). Up to 16 rows at a
+// time, their sums in `acc`.
+static inline __attribute__((always_inline)) void gemm_avx2(const uint8_t *tile, const int bits, const qb_q8a *x,
+                                                            int64_t count, int64_t nb, float *y, int64_t ystride) {
+    const int64_t chunk = 16, block_bytes = bits == 8 ? QB_TILE16_BLOCK_BYTES : QB_TILE_BLOCK_BYTES;
+    float acc[16 * QB_TILE_ROWS];
+    int16_t x16[16 * 32];
+    for (int64_t c0 = 0; c0 < count; c0 += chunk) {
+        int64_t n = count - c0 < chunk ? count - c0 : chunk;
+        memset(acc, 0, sizeof(float) * (size_t)(16 * n));
+        for (int64_t b = 0; b < nb; b++) {
+            if (bits == 8)
+                for (int64_t c = 0; c < n; c++)
+                    for (int k = 0; k < 2; k++) {
+                        __m128i q = _mm_loadu_si128((const __m128i *)(x[(c0 + c) * nb + b].qs + 16 * k));
+                        _mm256_storeu_si256((__m256i *)(x16 + 32 * c + 16 * k), _mm256_cvtepi8_epi16(q));
+                    }
+            for (int64_t c = 0; c < n; c += 4)
+                block_x16(tile + b * block_bytes, x + (c0 + c) * nb, x16 + 32 * c, nb, b, acc + 16 * c, 4, bits);
+        }
+        for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
+    }
+}
+static void gemm_avx2_b4(const uint8_t *t, const qb_q8a *x, int64_t n, int64_t nb, float *y, int64_t ys) { gemm_avx2(t, 4, x, n, nb, y, ys); }
+static void gemm_avx2_b5(const uint8_t *t, const qb_q8a *x, int64_t n, int64_t nb, float *y, int64_t ys) { gemm_avx2(t, 5, x, n, nb, y, ys); }
+static void gemm_avx2_b8(const uint8_t *t, const qb_q8a *x, int64_t n, int64_t nb, float *y, int64_t ys) { gemm_avx2(t, 8, x, n, nb, y, ys); }
 #endif
 
 void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, int64_t count, int64_t cols, float *y,
@@ -413,14 +482,12 @@ void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, int64_t co
     for (; c + 3 < count; c += 4) gemm_vnni4(tile, x + c * nb, nb, y + c * ystride, ystride);
     for (; c < count; c++) gemm_vnni1(tile, x + c * nb, nb, y + c * ystride, ystride);
 #elif defined(__AVX2__)
-    void (*pass)(const uint8_t *, int, const qb_q8a *, int64_t, float *, int64_t) =
-        bits <= 4 ? gemm_x4_b4 : bits == 5 ? gemm_x4_b5 : gemm_x4_b8;
-    for (; c + 3 < count; c += 4)
-        for (int h = 0; h < 2; h++) pass(tile, h, x + c * nb, nb, y + c * ystride, ystride);
-#else
-    (void)bits;  // 32-bit sums take any width
+    // Groups of four activation rows as the vector code has always taken them (the rest, as
+    // before, by the scalar definition, so every output keeps its rounding).
+    c = count & ~(int64_t)3;
+    (bits <= 4 ? gemm_avx2_b4 : bits == 5 ? gemm_avx2_b5 : gemm_avx2_b8)(tile, x, c, nb, y, ystride);
 #endif
-    for (; c < count; c++) gemm_scalar(tile, x + c * nb, y + c * ystride, nb);
+    for (; c < count; c++) gemm_scalar(tile, bits, x + c * nb, y + c * ystride, nb);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -437,12 +504,12 @@ void qb_q8a_sums16(const qb_q8a *x, int64_t blocks, float *s16) {
     }
 }
 
-#if defined(QB_AVX512)
-// Q6_K as pack_q4k_512: per row and 128-value half, the low nibbles with their two high
-// bits give sub-blocks 0-1 of the half, the high nibbles 2-3 (q6_K_q8k_512's unpacking).
-static void pack_q6k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+#if defined(__AVX2__)
+// Q6_K as pack_q4k_vec: per row and 128-value half, the low nibbles with their two high
+// bits give sub-blocks 0-1 of the half, the high nibbles 2-3.
+static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 256;
-    const __m512i m4 = _mm512_set1_epi8(0x0F), m3 = _mm512_set1_epi8(0x03);
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(0x03);
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *blk[QB_TILE_ROWS];
         float d[QB_TILE_ROWS][16];
@@ -450,8 +517,10 @@ static void pack_q6k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
             blk[r] = (const uint8_t *)w + ((r0 + r) * nb + i) * 210;
             qb_half hd;
             memcpy(&hd, blk[r] + 208, 2);
-            __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(blk[r] + 192))));
-            _mm512_storeu_ps(d[r], _mm512_mul_ps(sc, _mm512_set1_ps(h2f(hd))));
+            __m128i sc = _mm_loadu_si128((const __m128i *)(blk[r] + 192));
+            __m256 dv = _mm256_set1_ps(h2f(hd));
+            _mm256_storeu_ps(d[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), dv));
+            _mm256_storeu_ps(d[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), dv));
         }
         for (int j = 0; j < 8; j++) {
             uint8_t *out = tile + (8 * i + j) * QB_TILE6_BLOCK_BYTES;
@@ -463,25 +532,27 @@ static void pack_q6k_512(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
                 }
         }
         for (int n = 0; n < 2; n++) {
-            __m512i lo[QB_TILE_ROWS], hi[QB_TILE_ROWS];
+            __m256i lo[2][QB_TILE_ROWS], hi[2][QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
-                __m512i ql = _mm512_loadu_si512((const void *)(blk[r] + 64 * n));
                 __m256i h = _mm256_loadu_si256((const __m256i *)(blk[r] + 128 + 32 * n));
-                __m512i hl = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
-                lo[r] = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(_mm512_and_si512(hl, m3), 4));
-                hi[r] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
-                                        _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hl, 4), m3), 4));
+                for (int k = 0; k < 2; k++) {
+                    __m256i ql = _mm256_loadu_si256((const __m256i *)(blk[r] + 64 * n + 32 * k));
+                    __m256i hk = _mm256_srli_epi16(h, 2 * k);
+                    lo[k][r] = _mm256_or_si256(_mm256_and_si256(ql, m4), _mm256_slli_epi16(_mm256_and_si256(hk, m3), 4));
+                    hi[k][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql, 4), m4),
+                                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hk, 4), m3), 4));
+                }
             }
-            put_pair16(tile, QB_TILE6_BLOCK_BYTES, 256, 8 * i + 4 * n, lo);
-            put_pair16(tile, QB_TILE6_BLOCK_BYTES, 256, 8 * i + 4 * n + 2, hi);
+            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 256, 8 * i + 4 * n, lo, 1);
+            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 256, 8 * i + 4 * n + 2, hi, 1);
         }
     }
 }
 #endif
 
 void qb_pack_tile_q6k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-#if defined(QB_AVX512)
-    return pack_q6k_512(w, r0, cols, tile);
+#if defined(__AVX2__)
+    return pack_q6k_vec(w, r0, cols, tile);
 #endif
     int64_t nb = cols / 256;
     for (int r = 0; r < QB_TILE_ROWS; r++) {
@@ -562,38 +633,57 @@ static void gemm6_vnni8(const uint8_t *t, const qb_q8a *x, const float *s, int64
 static void gemm6_vnni4(const uint8_t *t, const qb_q8a *x, const float *s, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, s, nb, y, ys, 4); }
 static void gemm6_vnni1(const uint8_t *t, const qb_q8a *x, const float *s, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, s, nb, y, ys, 1); }
 #elif defined(__AVX2__)
-static inline __m256i bcast4(const int8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm256_set1_epi32(v);
-}
-
-// Two activation rows per pass over one 8-row half `rh` of a tile (the 16-bit partial sums
-// of four value halves stay in registers).
-static void gemm6_x2(const uint8_t *tile, int rh, const qb_q8a *x0, const qb_q8a *x1, const float *s0, const float *s1,
-                     float *y0, float *y1, int64_t nb) {
+// Block `b` of a Q6_K tile (both 8-row halves) against two activation rows, whose f32 sums
+// are acc[16 c + row]. 16-bit lanes hold two steps (63 x 127 x 2 x 2 = 32004).
+static inline void block6_x16(const uint8_t *blk, const qb_q8a *x, const float *s16, int64_t nb, int64_t b,
+                              float *acc) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *blk = tile + b * QB_TILE6_BLOCK_BYTES;
-        for (int h = 0; h < 2; h++) {
-            __m256i i0 = _mm256_setzero_si256(), i1 = _mm256_setzero_si256();
-            for (int s = 4 * h; s < 4 * h + 4; s += 2) {
-                __m256i w0 = _mm256_loadu_si256((const __m256i *)(blk + 256 + 64 * s + 32 * rh));
-                __m256i w1 = _mm256_loadu_si256((const __m256i *)(blk + 320 + 64 * s + 32 * rh));
-                __m256i p0 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(x0[b].qs + 4 * s)), _mm256_maddubs_epi16(w1, bcast4(x0[b].qs + 4 * s + 4)));
-                __m256i p1 = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(x1[b].qs + 4 * s)), _mm256_maddubs_epi16(w1, bcast4(x1[b].qs + 4 * s + 4)));
-                i0 = _mm256_add_epi32(i0, _mm256_madd_epi16(p0, ones));
-                i1 = _mm256_add_epi32(i1, _mm256_madd_epi16(p1, ones));
+#pragma clang loop unroll(disable)
+    for (int h = 0; h < 2; h++) {
+        __m256i is[2][2];
+        for (int c = 0; c < 2; c++) is[c][0] = is[c][1] = _mm256_setzero_si256();
+#pragma clang loop unroll(disable)
+        for (int s = 4 * h; s < 4 * h + 4; s += 2) {
+            __m256i w[2][2];
+            for (int k = 0; k < 2; k++)
+                for (int rh = 0; rh < 2; rh++) w[k][rh] = _mm256_loadu_si256((const __m256i *)(blk + 256 + 64 * (s + k) + 32 * rh));
+            for (int c = 0; c < 2; c++) {
+                int32_t v0, v1;
+                memcpy(&v0, x[c * nb + b].qs + 4 * s, 4);
+                memcpy(&v1, x[c * nb + b].qs + 4 * s + 4, 4);
+                __m256i x0 = _mm256_set1_epi32(v0), x1 = _mm256_set1_epi32(v1);
+                for (int rh = 0; rh < 2; rh++) {
+                    __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(w[0][rh], x0), _mm256_maddubs_epi16(w[1][rh], x1));
+                    is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_madd_epi16(p, ones));
+                }
             }
+        }
+        for (int rh = 0; rh < 2; rh++) {
             __m256 d = _mm256_loadu_ps((const float *)(blk + 64 * h + 32 * rh));
             __m256 m = _mm256_loadu_ps((const float *)(blk + 128 + 64 * h + 32 * rh));
-            a0 = _mm256_fmadd_ps(m, _mm256_set1_ps(s0[2 * b + h]), _mm256_fmadd_ps(_mm256_cvtepi32_ps(i0), _mm256_mul_ps(d, _mm256_set1_ps(x0[b].d)), a0));
-            a1 = _mm256_fmadd_ps(m, _mm256_set1_ps(s1[2 * b + h]), _mm256_fmadd_ps(_mm256_cvtepi32_ps(i1), _mm256_mul_ps(d, _mm256_set1_ps(x1[b].d)), a1));
+            for (int c = 0; c < 2; c++) {
+                float *sum = acc + 16 * c + 8 * rh;
+                __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c][rh]), _mm256_mul_ps(d, _mm256_set1_ps(x[c * nb + b].d)),
+                                           _mm256_loadu_ps(sum));
+                _mm256_storeu_ps(sum, _mm256_fmadd_ps(m, _mm256_set1_ps(s16[c * 2 * nb + 2 * b + h]), t));
+            }
         }
     }
-    _mm256_storeu_ps(y0 + 8 * rh, a0);
-    _mm256_storeu_ps(y1 + 8 * rh, a1);
+}
+
+// Activation rows [0, count) (count even) against a Q6_K tile, block by block as gemm_avx2.
+static void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const float *s16, int64_t count, int64_t nb, float *y,
+                       int64_t ystride) {
+    const int64_t chunk = 16;
+    float acc[16 * QB_TILE_ROWS];
+    for (int64_t c0 = 0; c0 < count; c0 += chunk) {
+        int64_t n = count - c0 < chunk ? count - c0 : chunk;
+        memset(acc, 0, sizeof(float) * (size_t)(16 * n));
+        for (int64_t b = 0; b < nb; b++)
+            for (int64_t c = 0; c < n; c += 2)
+                block6_x16(tile + b * QB_TILE6_BLOCK_BYTES, x + (c0 + c) * nb, s16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c);
+        for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
+    }
 }
 #endif
 
@@ -605,10 +695,10 @@ void qb_gemm_tile6(const uint8_t *tile, const qb_q8a *x, const float *s16, int64
     for (; c + 3 < count; c += 4) gemm6_vnni4(tile, x + c * nb, s16 + c * 2 * nb, nb, y + c * ystride, ystride);
     for (; c < count; c++) gemm6_vnni1(tile, x + c * nb, s16 + c * 2 * nb, nb, y + c * ystride, ystride);
 #elif defined(__AVX2__)
-    for (; c + 1 < count; c += 2)
-        for (int rh = 0; rh < 2; rh++)
-            gemm6_x2(tile, rh, x + c * nb, x + (c + 1) * nb, s16 + c * 2 * nb, s16 + (c + 1) * 2 * nb, y + c * ystride,
-                     y + (c + 1) * ystride, nb);
+    // Pairs of activation rows as the vector code has always taken them (an odd last row,
+    // as before, by the scalar definition).
+    c = count & ~(int64_t)1;
+    gemm6_avx2(tile, x, s16, c, nb, y, ystride);
 #endif
     for (; c < count; c++) gemm6_scalar(tile, x + c * nb, s16 + c * 2 * nb, y + c * ystride, nb);
 }
