@@ -393,6 +393,47 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// The vector activation quantizers (AVX2, AVX-512) give the portable loops' blocks bit
+    /// for bit, per 32 values (q8a) and per 256 (q8k): the same amax, scale, sums and each
+    /// value rounded to nearest even as lrintf does, ties included (a block whose amax is
+    /// 127 has scale 1, so its halves are ties).
+    func testActivationBlocksAreThePortableLoops() {
+        let blocks = 64
+        var x = randoms(32 * blocks, scale: 4)
+        for j in 0..<32 { x[j] = Float(j) - 15.5 }  // ties, -15.5 ... 15.5
+        x[31] = 127
+        for j in 32..<64 { x[j] = 0 }  // an all-zero block: scale 0
+        for j in 64..<96 { x[j] = Float.random(in: -1e-30...1e-30, using: &rng) }
+        for j in 96..<128 { x[j] = Float.random(in: -3e4...3e4, using: &rng) }
+        func quantize() -> [qb_q8a] {
+            var out = [qb_q8a](repeating: qb_q8a(), count: blocks)
+            qb_quantize_q8a(x, &out, Int64(x.count))
+            return out
+        }
+        func quantizeK() -> [UInt8] {
+            var out = [qb_q8k](repeating: qb_q8k(), count: x.count / 256)
+            qb_quantize_q8k(x, &out, Int64(x.count))
+            return out.withUnsafeBytes { Array($0) }
+        }
+        let before = KernelSet.active
+        KernelSet.use(.portable)
+        let expected = quantize(), expectedK = quantizeK()
+        KernelSet.use(before)
+        XCTAssertEqual(expected[0].qs.0, -16, "-15.5 rounds to even")
+        XCTAssertEqual(expected[0].qs.1, -14, "-14.5 rounds to even")
+        forEachKernelSet(name) { set in
+            let got = quantize()
+            for b in 0..<blocks {
+                XCTAssertEqual(got[b].d.bitPattern, expected[b].d.bitPattern, "block \(b) scale on \(set.name)")
+                XCTAssertEqual(got[b].s.bitPattern, expected[b].s.bitPattern, "block \(b) sum on \(set.name)")
+                var g = got[b].qs, e = expected[b].qs
+                let same = withUnsafeBytes(of: &g) { gb in withUnsafeBytes(of: &e) { eb in gb.elementsEqual(eb) } }
+                XCTAssertTrue(same, "block \(b) values on \(set.name)")
+            }
+            XCTAssertEqual(quantizeK(), expectedK, "q8k blocks on \(set.name)")
+        }
+    }
+
     /// Every producible format refuses a NaN or infinity planted at a random element, naming
     /// that element (the lowest bad one when two are planted), at one and two threads; the
     /// old quantizers stored finite codes for them (amax ignores NaN) and returned normally.
