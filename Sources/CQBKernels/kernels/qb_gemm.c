@@ -92,24 +92,6 @@ static inline const uint8_t *q5_block(int32_t type, const void *w, int64_t row, 
 // product; row by row, with sixteen 4-byte stores per row and block, it had been a fifth of
 // a 128-token prefill on AVX-512 and a seventh on AVX2): each row's 32 values of a block are
 // one vector, and dword transposes turn the rows' vectors into the block's 64-byte steps.
-// Transposes 8 vectors of 8 dwords in place: afterwards lane j of r[d] is dword d of the old r[j].
-static inline void transpose8x8_epi32(__m256i r[8]) {
-    __m256i t[8], u[8];
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 2; i++) {
-        u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-    }
-    for (int i = 0; i < 4; i++) {
-        r[i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
-        r[4 + i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
-    }
-}
 
 // Blocks b and, when `both`, b + 1 of a tile whose blocks are `block_bytes` long with their
 // steps at `steps`, from v[k][r]: row r's 32 values of block b + k. AVX-512 transposes the
@@ -171,7 +153,8 @@ static inline void put_value_blocks16(uint8_t *tile, int32_t bits, int64_t b, __
 
 // Q4_0 and Q8_0 (plain or four-row interleaved), Q5_0 and Q5_1, two blocks at a time.
 static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-    int64_t nb = cols / 32, bb = qb_gemm_tile_block_bytes(type == QB_Q8_0 ? 8 : 4);
+    const int32_t bits = type == QB_Q8_0 ? 8 : type == QB_Q4_0 ? 4 : 5;
+    int64_t nb = cols / 32, bb = qb_gemm_tile_block_bytes(bits);
     for (int64_t b = 0; b < nb; b += 2) {
         __m256i v[2][QB_TILE_ROWS];
         int both = b + 1 < nb;
@@ -193,7 +176,7 @@ static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int6
                 v[k][r] = type == QB_Q4_0 ? nibbles_lo_hi(qs)
                                           : _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
             }
-        put_value_blocks16(tile, type == QB_Q8_0 ? 8 : 4, b, v, both);
+        put_value_blocks16(tile, bits, b, v, both);
     }
 }
 

@@ -120,6 +120,28 @@ static inline float hsum_ps(__m256 v) {
 }
 #endif
 
+#if defined(__AVX2__)
+// Transposes 8 vectors of 8 dwords in place: afterwards lane j of r[d] is dword d of the old
+// r[j] (transpose16x16_epi32's steps at half the width).
+static inline void transpose8x8_epi32(__m256i r[8]) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x20);
+        r[4 + i] = _mm256_permute2x128_si256(u[i], u[4 + i], 0x31);
+    }
+}
+#endif
+
 #if defined(QB_AVX512)
 // Transposes 16 vectors of 16 dwords in place: afterwards lane j of r[d] is dword d of the
 // old r[j].
