@@ -76,8 +76,13 @@ public enum Attention {
 
     /// The floats of `rows`' scores for `positions` positions from `firstEnd`.
     public static func rowsScratch(positions: Int, firstEnd: Int, window: Int?, group: Int) -> Int {
-        let first = window.map { max(0, firstEnd - $0) } ?? 0
-        return positions * group * max(1, firstEnd + positions - 1 - first)
+        positions * group * max(1, firstEnd + positions - 1 - windowFirst(end: firstEnd, window: window))
+    }
+
+    /// The first cached row a position attending rows `..< end` reads: `end - window` on a
+    /// sliding-window layer (never below 0), else 0 (qb_attention.c's `window_first`).
+    public static func windowFirst(end: Int, window: Int?) -> Int {
+        window.map { max(0, end - $0) } ?? 0
     }
 }
 

@@ -122,7 +122,7 @@ public final class KVCache: @unchecked Sendable {
                 let end = firstEnd + i
                 attendGroup(
                     layer: layer, head: head, queries: queries + i * queryStride, group: group,
-                    first: window.map { max(0, end - $0) } ?? 0, count: end, scale: scale, scores: scores,
+                    first: Attention.windowFirst(end: end, window: window), count: end, scale: scale, scores: scores,
                     out: out + i * outStride)
             }
             return

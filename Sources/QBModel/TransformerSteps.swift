@@ -198,7 +198,7 @@ struct TransformerSteps {
                 let end = steps.position(t) + 1
                 steps.cache(t).attendGroup(
                     layer: layer, head: kvh, queries: s.q.pointer + row, group: group,
-                    first: window.map { max(0, end - $0) } ?? 0, count: end, scale: scale, scores: scores,
+                    first: Attention.windowFirst(end: end, window: window), count: end, scale: scale, scores: scores,
                     out: s.att.pointer + row)
             }
         }

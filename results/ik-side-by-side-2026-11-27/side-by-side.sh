@@ -5,6 +5,7 @@
 #   IK_BIN  folder of ik_llama.cpp's llama-bench     QB  the quantbench binary
 #   MODELS  folder of l1b-{Q4_0,Q4_K_M,Q8_0}.gguf and the l1b-mlx-q4-g64 folder
 #   GEMMA   gemma-3-270m-q4_k_m.gguf                  ROUNDS  rounds (default 2)
+#   FIRST   the first round's number (default 1: more rounds later add to a folder)
 #   PARTS   which parts to run (default "formats onethread mlx depth")
 #   FORMATS the files of the formats part (default "Q4_0 Q4_K_M Q8_0 gemma")
 # Writes into the current folder: ik-*, qb-* (llama-bench JSON on stdout, its Markdown on
@@ -19,7 +20,7 @@ pair() {
     if [ $((r % 2)) = 1 ]; then ik "ik-$1-$r" "$2" "$4" "$5" $6; qb "qb-$1-$r" "$3" "$4" "$5" $7
     else qb "qb-$1-$r" "$3" "$4" "$5" $7; ik "ik-$1-$r" "$2" "$4" "$5" $6; fi
 }
-for r in $(seq 1 "$ROUNDS"); do
+for r in $(seq "${FIRST:-1}" "$ROUNDS"); do
     for part in $PARTS; do case $part in
     formats)
         for f in ${FORMATS:-Q4_0 Q4_K_M Q8_0 gemma}; do
