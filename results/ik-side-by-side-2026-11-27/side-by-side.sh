@@ -8,6 +8,7 @@
 #   FIRST   the first round's number (default 1: more rounds later add to a folder)
 #   PARTS   which parts to run (default "formats onethread mlx depth")
 #   FORMATS the files of the formats part (default "Q4_0 Q4_K_M Q8_0 gemma")
+#   ONETHREAD the files of the onethread part (default "Q4_0")
 # Writes into the current folder: ik-*, qb-* (llama-bench JSON on stdout, its Markdown on
 # stderr; bench's JSON, Markdown and console summary) and side-by-side.log.
 set -u
@@ -28,7 +29,9 @@ for r in $(seq "${FIRST:-1}" "$ROUNDS"); do
             pair "$f" "$m" "$m" 2 512,128 "" ""
         done ;;
     onethread)   # 1 thread, decode only
-        pair Q4_0-1t "$MODELS/l1b-Q4_0.gguf" "$MODELS/l1b-Q4_0.gguf" 1 0 "" "" ;;
+        for f in ${ONETHREAD:-Q4_0}; do
+            pair "$f-1t" "$MODELS/l1b-$f.gguf" "$MODELS/l1b-$f.gguf" 1 0 "" ""
+        done ;;
     mlx)         # our MLX q4-g64 conversion against ik's Q4_K_M, decode only
         pair mlx-vs-Q4_K_M "$MODELS/l1b-Q4_K_M.gguf" "$MODELS/l1b-mlx-q4-g64" 2 0 "" "--tokenizer $MODELS/l1b-f16.gguf" ;;
     depth)       # decode at depth 0 and 4096 with f16 and q8_0 caches, Q4_0
