@@ -15,7 +15,7 @@ extension Linear {
 
     /// Row groups [g0, g1) of `w` (`takesQ4Tiles`) for `count` activation rows: `xs[b]` is
     /// row b quantized (q8a blocks), `offsets[b]` its blocks' offset terms
-    /// (`qb_q4_0_offsets`), `ys[b]` its output (`w.rows` floats).
+    /// (`qb_q8a_offsets`, width 32, k = -8), `ys[b]` its output (`w.rows` floats).
     static func q4Tiles(
         _ w: Matrix, _ xs: UnsafePointer<UnsafePointer<qb_q8a>?>, _ offsets: UnsafePointer<UnsafePointer<Int32>?>,
         _ ys: UnsafePointer<UnsafeMutablePointer<Float>?>, count: Int, _ g0: Int, _ g1: Int

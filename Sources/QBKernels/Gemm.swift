@@ -45,14 +45,16 @@ extension Linear {
     ) {
         let nb = w.cols / 32, cols = Int64(w.cols), rows = w.rows
         let sixBit = w.format == .ggml(.q6_K), bits = IntTiles.valueBits(w)
+        let offset = IntTiles.offset(w)
         let xBytes = count * nb * MemoryLayout<qb_q8a>.stride
-        let raw = pool.activationScratch(bytes: xBytes + (sixBit ? count * nb * 8 : 0))
+        let perRow = offset.map { nb * 32 / Int($0.width) } ?? 0
+        let raw = pool.activationScratch(bytes: xBytes + count * perRow * MemoryLayout<Int32>.stride)
         let xq = raw.bindMemory(to: qb_q8a.self, capacity: count * nb)
-        let s16 = (raw + xBytes).assumingMemoryBound(to: Float.self)
+        let offs = (raw + xBytes).bindMemory(to: Int32.self, capacity: count * perRow)
         pool.parallelFor(count, grain: 8) { range, _ in
             for c in range {
                 qb_quantize_q8a(x + c * w.cols, xq + c * nb, cols)
-                if sixBit { qb_q8a_sums16(xq + c * nb, Int64(nb), s16 + c * nb * 2) }
+                if let o = offset { qb_q8a_offsets(xq + c * nb, Int64(nb), o.width, o.k, offs + c * perRow) }
             }
         }
         let tileRows = Int(QB_TILE_ROWS)
@@ -67,9 +69,9 @@ extension Linear {
                 for (i, t) in range.enumerated() {
                     let tile = scratch + i * tileBytes, out = y + c0 * rows + t * tileRows
                     if sixBit {
-                        qb_gemm_tile6(tile, xq + c0 * nb, s16 + c0 * nb * 2, Int64(n), cols, out, Int64(rows))
+                        qb_gemm_tile6(tile, xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
                     } else {
-                        qb_gemm_tile(tile, bits, xq + c0 * nb, Int64(n), cols, out, Int64(rows))
+                        qb_gemm_tile(tile, bits, xq + c0 * nb, offset == nil ? nil : offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
                     }
                 }
                 c0 += n
@@ -94,6 +96,19 @@ enum IntTiles {
         case .ggml(.q4_K), .ggml(.q6_K): return w.layout == .rows
         case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout == .rows
         default: return false
+        }
+    }
+
+    /// For the symmetric formats (w = d (q + k), q unsigned as tiled), the activations'
+    /// integer offsets the products take (`qb_q8a_offsets`): k, and the values per offset
+    /// (Q6_K's scales cover 16). Nil for formats with a separate minimum or bias.
+    static func offset(_ w: Matrix) -> (width: Int32, k: Int32)? {
+        switch w.format {
+        case .ggml(.q4_0): return (32, -8)
+        case .ggml(.q5_0): return (32, -16)
+        case .ggml(.q8_0): return (32, -128)
+        case .ggml(.q6_K): return (16, -32)
+        default: return nil
         }
     }
 

@@ -38,7 +38,7 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
             let o = UnsafeMutablePointer<Int32>.allocate(capacity: nb)
             addTeardownBlock { a.deallocate(); o.deallocate() }
             qb_quantize_q8a(x, a, Int64(cols))
-            qb_q4_0_offsets(a, Int64(nb), o)
+            qb_q8a_offsets(a, Int64(nb), 32, -8, o)
             let all = UnsafeBufferPointer(start: a, count: nb)
             let quants = all.flatMap { block in withUnsafeBytes(of: block.qs) { Array($0.bindMemory(to: Int8.self)) } }
             blocks.append(UnsafePointer(a))

@@ -434,6 +434,34 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// The symmetric formats' integer offsets (`qb_q8a_offsets`): k times the sum of each run
+    /// of 16 or 32 quants, summed here in Swift from the blocks' bytes, on every set; blocks
+    /// all +127 or all -127 give the largest sums.
+    func testActivationOffsetsAreScaledRunSums() {
+        let blocks = 37
+        var x = randoms(32 * blocks, scale: 5)
+        for j in 0..<32 { x[j] = 9 }
+        for j in 32..<64 { x[j] = -9 }
+        var a = [qb_q8a](repeating: qb_q8a(), count: blocks)
+        qb_quantize_q8a(x, &a, Int64(x.count))
+        forEachKernelSet(name) { set in
+            for (width, k) in [(32, Int32(-8)), (32, -128), (16, -32)] {
+                let runs = 32 / width
+                var got = [Int32](repeating: .max, count: blocks * runs)
+                qb_q8a_offsets(a, Int64(blocks), Int32(width), k, &got)
+                for b in 0..<blocks {
+                    var q = a[b].qs
+                    let quants = withUnsafeBytes(of: &q) { Array($0.bindMemory(to: Int8.self)) }
+                    for r in 0..<runs {
+                        let sum = quants[(width * r)..<(width * (r + 1))].reduce(Int32(0)) { $0 + Int32($1) }
+                        XCTAssertEqual(got[b * runs + r], k * sum, "block \(b) run \(r), width \(width), k \(k) on \(set.name)")
+                    }
+                }
+                XCTAssertEqual(got[0], k * Int32(127 * width), "an all-+127 block, width \(width)")
+            }
+        }
+    }
+
     /// Every producible format refuses a NaN or infinity planted at a random element, naming
     /// that element (the lowest bad one when two are planted), at one and two threads; the
     /// old quantizers stored finite codes for them (amax ignores NaN) and returned normally.

@@ -12,6 +12,12 @@ typedef struct {
 
 void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n);
 
+// The integer offset terms of symmetric formats (w = d * (q + k) with q unsigned: Q4_0 k = -8,
+// Q5_0 -16, Q8_0 stored + 128 with -128, Q6_K -32): offs[j] = k * (sum of the j-th run of
+// `width` quants) for the blocks' 32 / width runs each, in order. Added to a block's integer
+// sum, the offset leaves the exact sum of w / d times the activations, rounded once.
+void qb_q8a_offsets(const qb_q8a *x, int64_t blocks, int32_t width, int32_t k, int32_t *offs);
+
 // Activations for K-quant weights (GGML's Q8_K): one block per 256 values, x[i] ~= d * qs[i],
 // with the sums of qs per 16 values (for the formats' offsets and minimums).
 typedef struct {

@@ -40,20 +40,21 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
 // activations are q8a blocks, cols / 32 per row. The tile's values have at most `bits` bits
 // (4: Q4_0, Q4_K, 4-bit MLX; 5: Q5_0, Q5_1; 8: Q8_0, 8-bit MLX); the AVX2 code sums 4- and
 // 5-bit values in 16-bit lanes only as far as that width allows, and takes 8-bit values
-// from their 16-bit tiles.
-void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, int64_t count, int64_t cols, float *y,
-                  int64_t ystride);
+// from their 16-bit tiles. For the symmetric formats (M = k x D: Q4_0, Q5_0, Q8_0) `offs`
+// holds the activations' offsets (qb_q8a_offsets, width 32, cols / 32 per row): each block's
+// integer sum then takes its offset and is rounded once, acc = fmaf(sum + off, D x d, acc),
+// and M is not read; NULL adds M x s in f32 instead (the other formats).
+void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count, int64_t cols,
+                  float *y, int64_t ystride);
 
-// Q6_K tiles: per 32 columns, D[2][16] and M[2][16] as f32 (one pair per 16 values:
-// D = d * sc, M = -32 d * sc), then the 8 steps of 6-bit values (0..63) as above. Products
-// against activations need their sums per 16 values as well (`s16`: d * sum(q), cols / 16
-// per row).
-#define QB_TILE6_BLOCK_BYTES 768
+// Q6_K tiles: per 32 columns, D[2][16] as f32 (one per 16 values: D = d * sc), then the 8
+// steps of 6-bit values (0..63) as above. Products take the activations' offsets per 16
+// values (`offs16`: qb_q8a_offsets with width 16 and k = -32, cols / 16 per row), as
+// qb_gemm_tile's symmetric formats do per 32.
+#define QB_TILE6_BLOCK_BYTES 640
 void qb_pack_tile_q6k(const void *w, int64_t r0, int64_t cols, uint8_t *tile);
-void qb_gemm_tile6(const uint8_t *tile, const qb_q8a *x, const float *s16, int64_t count, int64_t cols, float *y,
+void qb_gemm_tile6(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols, float *y,
                    int64_t ystride);
-// s16 for `count` rows of q8a activations.
-void qb_q8a_sums16(const qb_q8a *x, int64_t blocks, float *s16);
 
 // Prefill products of 16-bit float weights (QB_F16 or QB_BF16, row-major [rows][cols]) with
 // f32 activations: y[c * ystride + r] = dot(W[r], x[c]) for rows [r0, r1) (r1 - r0 a

@@ -14,16 +14,12 @@
 // with q the block's unsigned nibbles (0..15) and offs[b] = -8 * sum_j x.qs[j] (Q4_0's
 // offset of 8 taken out in integers, so the block's sum is exact before it is rounded once).
 
-// offs[b] = -8 * (sum of block b's 32 quants), for b < nb: the offset term qb_matvec_q4_0x16
-// reads (once per activation row, shared by every matrix the row meets).
-void qb_q4_0_offsets(const qb_q8a *x, int64_t nb, int32_t *offs);
-
 // 1 when the active set computes qb_matvec_q4_0x16 with vector code (AVX-512 VNNI); the
 // other sets have only the scalar definition, which callers use in tests, not in decode.
 int qb_matvec_q4_0x16_fast(void);
 
 // ys[i][4g .. 4g+3] for row groups g in [g0, g1) of an interleaved Q4_0 matrix of `cols`
-// columns, for activation rows i < n (xs[i]: cols / 32 blocks, offs[i] from qb_q4_0_offsets).
+// columns, for activation rows i < n (xs[i]: cols / 32 blocks, offs[i] from qb_q8a_offsets with width 32 and k = -8).
 // Any group range: groups are taken four at a time, a last partial tile repeats its final
 // group and stores only the rows it owns.
 void qb_matvec_q4_0x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n,

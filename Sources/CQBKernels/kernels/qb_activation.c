@@ -10,6 +10,15 @@
 // fused multiply-add). The fast paths use explicit FMA intrinsics.
 #pragma clang fp contract(off)
 
+void qb_q8a_offsets(const qb_q8a *x, int64_t blocks, int32_t width, int32_t k, int32_t *offs) {
+    for (int64_t b = 0; b < blocks; b++)
+        for (int j0 = 0; j0 < 32; j0 += width) {
+            int32_t s = 0;
+            for (int j = j0; j < j0 + width; j++) s += x[b].qs[j];
+            *offs++ = k * s;
+        }
+}
+
 // ---------------------------------------------------------------------------------------
 // Activations: round-to-nearest int8 per 32 values, scale = max|x| / 127.
 

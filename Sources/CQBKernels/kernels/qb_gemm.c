@@ -2,7 +2,9 @@
 // scalar loops are the definition. With AVX-512 VNNI, one 64-byte step of a tile meets
 // eight activation rows, each through one vpdpbusd with the activations' four bytes
 // broadcast from memory, and D x (activation scale) and M x (activation block sum) are
-// applied in f32 once per 32 values. The AVX2 code takes both 8-row halves of a tile per
+// applied in f32 once per 32 values; for the symmetric formats (M = k x D) the M term is
+// instead an integer offset that starts each block's sum (qb_q8a_offsets), which takes an
+// fma per block and row off the two pipes the vpdpbusd run on. The AVX2 code takes both 8-row halves of a tile per
 // broadcast activation, 4- and 5-bit values with vpmaddubsw (pairs of products in saturating
 // 16-bit lanes, summed only as far as the values' width allows) and 8-bit values, tiled as
 // 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly.
@@ -314,7 +316,10 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
     }
 }
 
-static void gemm_scalar(const uint8_t *tile, int32_t bits, const qb_q8a *x, float *y, int64_t nb) {
+// With `offs` (symmetric formats, M = k x D: qb_q8a_offsets) a block's offset is added to its
+// integer sum, which is rounded once and scaled: acc = fmaf(sum + off, D x d, acc); without,
+// M x s is added in f32.
+static void gemm_scalar(const uint8_t *tile, int32_t bits, const qb_q8a *x, const int32_t *offs, float *y, int64_t nb) {
     float acc[QB_TILE_ROWS] = {0};
     const int wide = bits == 8 && QB_TILE_16BIT_8;
     for (int64_t b = 0; b < nb; b++) {
@@ -335,7 +340,8 @@ static void gemm_scalar(const uint8_t *tile, int32_t bits, const qb_q8a *x, floa
             float d, m;
             memcpy(&d, blk + 4 * r, 4);
             memcpy(&m, blk + 64 + 4 * r, 4);
-            acc[r] += d * x[b].d * (float)sum + m * x[b].s;
+            if (offs) acc[r] = fmaf((float)(sum + offs[b]), d * x[b].d, acc[r]);
+            else acc[r] += d * x[b].d * (float)sum + m * x[b].s;
         }
     }
     memcpy(y, acc, sizeof acc);
@@ -348,16 +354,19 @@ static inline __m512i bcast4_512(const int8_t *p) {
     return _mm512_set1_epi32(v);
 }
 
-// `n` activation rows (x: n rows of nb blocks) against one tile. Inlined with a constant
-// `n`, so the accumulators stay in registers.
-static inline __attribute__((always_inline)) void gemm_vnni(const uint8_t *tile, const qb_q8a *x, int64_t nb, float *y,
-                                                            int64_t ystride, const int n) {
+// `n` activation rows (x: n rows of nb blocks, offs: their offsets or NULL) against one tile.
+// Inlined with a constant `n`, so the accumulators stay in registers. With offsets each
+// sum starts at its block's offset and the M term is gone: per block and row, a multiply
+// and one fma beside the eight vpdpbusd on the same two pipes, where M x s took another.
+static inline __attribute__((always_inline)) void gemm_vnni(const uint8_t *tile, const qb_q8a *x, const int32_t *offs,
+                                                            int64_t nb, float *y, int64_t ystride, const int n,
+                                                            const int off) {
     __m512 acc[8], macc[8];
     for (int c = 0; c < n; c++) acc[c] = macc[c] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = tile + b * QB_TILE_BLOCK_BYTES;
         __m512i is[8];
-        for (int c = 0; c < n; c++) is[c] = _mm512_setzero_si512();
+        for (int c = 0; c < n; c++) is[c] = off ? _mm512_set1_epi32(offs[c * nb + b]) : _mm512_setzero_si512();
         for (int s = 0; s < 8; s++) {
             __m512i wv = _mm512_loadu_si512((const void *)(blk + 128 + 64 * s));
             for (int c = 0; c < n; c++) is[c] = _mm512_dpbusd_epi32(is[c], wv, bcast4_512(x[c * nb + b].qs + 4 * s));
@@ -365,16 +374,26 @@ static inline __attribute__((always_inline)) void gemm_vnni(const uint8_t *tile,
         __m512 d = _mm512_loadu_ps((const float *)blk), m = _mm512_loadu_ps((const float *)(blk + 64));
         for (int c = 0; c < n; c++) {
             const qb_q8a *a = x + c * nb + b;
+            if (off) {
+                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c]), _mm512_mul_ps(d, _mm512_set1_ps(a->d)), acc[c]);
+                continue;
+            }
             acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(is[c]), _mm512_set1_ps(a->d)), d, acc[c]);
             macc[c] = _mm512_fmadd_ps(m, _mm512_set1_ps(a->s), macc[c]);
         }
     }
-    for (int c = 0; c < n; c++) _mm512_storeu_ps(y + c * ystride, _mm512_add_ps(acc[c], macc[c]));
+    for (int c = 0; c < n; c++) _mm512_storeu_ps(y + c * ystride, off ? acc[c] : _mm512_add_ps(acc[c], macc[c]));
 }
 
-static void gemm_vnni8(const uint8_t *t, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_vnni(t, x, nb, y, ys, 8); }
-static void gemm_vnni4(const uint8_t *t, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_vnni(t, x, nb, y, ys, 4); }
-static void gemm_vnni1(const uint8_t *t, const qb_q8a *x, int64_t nb, float *y, int64_t ys) { gemm_vnni(t, x, nb, y, ys, 1); }
+// Each row count with and without offsets.
+#define QB_GEMM_VNNI(n)                                                                                             \
+    static void gemm_vnni##n(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t nb, float *y, int64_t ys) { \
+        if (o) gemm_vnni(t, x, o, nb, y, ys, n, 1);                                                                  \
+        else gemm_vnni(t, x, NULL, nb, y, ys, n, 0);                                                                 \
+    }
+QB_GEMM_VNNI(8)
+QB_GEMM_VNNI(4)
+QB_GEMM_VNNI(1)
 #elif defined(__AVX2__)
 // Without VNNI, 4- and 5-bit values go through vpmaddubsw, whose pairs of products add up
 // in saturating 16-bit lanes; lanes sum across steps only as far as the values' width lets
@@ -386,17 +405,30 @@ static void gemm_vnni1(const uint8_t *t, const qb_q8a *x, int64_t nb, float *y, 
 // takes three multiply-unit instructions: vpsignb, vpmaddubsw, vpmaddwd).
 // Block `b` of a tile (both 8-row halves: each broadcast of an activation's bytes serves
 // two products) against `n` activation rows, whose f32 sums are acc[16 c + row]; x16 holds
-// the rows' values of this block as int16 (32 per row) for 8-bit tiles. The step loop stays
-// rolled: unrolled, the compiler kept every step's weights live and spilled the sums.
+// the rows' values of this block as int16 (32 per row) for 8-bit tiles; with `off`, offs
+// their offsets (as x, n rows of nb). The step loop stays rolled: unrolled, the compiler
+// kept every step's weights live and spilled the sums.
 static inline __attribute__((always_inline)) void block_x16(const uint8_t *blk, const qb_q8a *x, const int16_t *x16,
-                                                            int64_t nb, int64_t b, float *acc, const int n, const int bits) {
+                                                            const int32_t *offs, int64_t nb, int64_t b, float *acc,
+                                                            const int n, const int bits, const int off) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i lo[4][2], wide[4][2];
     for (int c = 0; c < n; c++)
         for (int h = 0; h < 2; h++) lo[c][h] = wide[c][h] = _mm256_setzero_si256();
     const uint8_t *steps = blk + 128;
+    // Step 0 starts the sums (a product is its own first sum: one add fewer per lane).
+    {
+        __m256i wv[2];
+        for (int h = 0; h < 2; h++) wv[h] = _mm256_loadu_si256((const __m256i *)(steps + 32 * h));
+        for (int c = 0; c < n; c++) {
+            int32_t v;
+            memcpy(&v, bits == 8 ? (const void *)(x16 + 32 * c) : (const void *)(x[c * nb + b].qs), 4);
+            __m256i xv = _mm256_set1_epi32(v);
+            for (int h = 0; h < 2; h++) lo[c][h] = bits == 8 ? _mm256_madd_epi16(wv[h], xv) : _mm256_maddubs_epi16(wv[h], xv);
+        }
+    }
 #pragma clang loop unroll(disable)
-    for (int s = 0; s < (bits == 8 ? 16 : 8); s++) {
+    for (int s = 1; s < (bits == 8 ? 16 : 8); s++) {
         __m256i wv[2];
         for (int h = 0; h < 2; h++) wv[h] = _mm256_loadu_si256((const __m256i *)(steps + 64 * s + 32 * h));
         for (int c = 0; c < n; c++) {
@@ -421,6 +453,12 @@ static inline __attribute__((always_inline)) void block_x16(const uint8_t *blk, 
             __m256i is = bits == 8 ? lo[c][h] : _mm256_madd_epi16(lo[c][h], ones);
             if (bits == 5) is = _mm256_add_epi32(is, wide[c][h]);
             float *sum = acc + 16 * c + 8 * h;
+            if (off) {  // an integer add in place of M x s's fma on the multiply pipes
+                is = _mm256_add_epi32(is, _mm256_set1_epi32(offs[c * nb + b]));
+                __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(a->d));
+                _mm256_storeu_ps(sum, _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), scale, _mm256_loadu_ps(sum)));
+                continue;
+            }
             __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(a->d)), _mm256_loadu_ps(sum));
             _mm256_storeu_ps(sum, _mm256_fmadd_ps(m, _mm256_set1_ps(a->s), t));
         }
@@ -432,7 +470,8 @@ static inline __attribute__((always_inline)) void block_x16(const uint8_t *blk, 
 // blocks, a 2048-column tile of 40 KB streamed from L2 once per group). Up to 16 rows at a
 // time, their sums in `acc`.
 static inline __attribute__((always_inline)) void gemm_avx2(const uint8_t *tile, const int bits, const qb_q8a *x,
-                                                            int64_t count, int64_t nb, float *y, int64_t ystride) {
+                                                            const int32_t *offs, int64_t count, int64_t nb, float *y,
+                                                            int64_t ystride, const int off) {
     const int64_t chunk = 16, block_bytes = bits == 8 ? QB_TILE16_BLOCK_BYTES : QB_TILE_BLOCK_BYTES;
     float acc[16 * QB_TILE_ROWS];
     int16_t x16[16 * 32];
@@ -447,45 +486,51 @@ static inline __attribute__((always_inline)) void gemm_avx2(const uint8_t *tile,
                         _mm256_storeu_si256((__m256i *)(x16 + 32 * c + 16 * k), _mm256_cvtepi8_epi16(q));
                     }
             for (int64_t c = 0; c < n; c += 4)
-                block_x16(tile + b * block_bytes, x + (c0 + c) * nb, x16 + 32 * c, nb, b, acc + 16 * c, 4, bits);
+                block_x16(tile + b * block_bytes, x + (c0 + c) * nb, x16 + 32 * c, off ? offs + (c0 + c) * nb : NULL, nb, b,
+                          acc + 16 * c, 4, bits, off);
         }
         for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
 }
-static void gemm_avx2_b4(const uint8_t *t, const qb_q8a *x, int64_t n, int64_t nb, float *y, int64_t ys) { gemm_avx2(t, 4, x, n, nb, y, ys); }
-static void gemm_avx2_b5(const uint8_t *t, const qb_q8a *x, int64_t n, int64_t nb, float *y, int64_t ys) { gemm_avx2(t, 5, x, n, nb, y, ys); }
-static void gemm_avx2_b8(const uint8_t *t, const qb_q8a *x, int64_t n, int64_t nb, float *y, int64_t ys) { gemm_avx2(t, 8, x, n, nb, y, ys); }
+// Each value width with and without offsets, one function each (with both in one, clang
+// unrolled the step loop of one copy and spilled its sums).
+#define QB_GEMM_AVX2(bits)                                                                                          \
+    static void gemm_avx2_b##bits(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t n, int64_t nb, float *y, \
+                                  int64_t ys) {                                                                     \
+        gemm_avx2(t, bits, x, NULL, n, nb, y, ys, 0);                                                               \
+    }                                                                                                               \
+    static void gemm_avx2_b##bits##o(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t n, int64_t nb,     \
+                                     float *y, int64_t ys) {                                                        \
+        gemm_avx2(t, bits, x, o, n, nb, y, ys, 1);                                                                  \
+    }
+QB_GEMM_AVX2(4)
+QB_GEMM_AVX2(5)
+QB_GEMM_AVX2(8)
 #endif
 
-void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, int64_t count, int64_t cols, float *y,
-                  int64_t ystride) {
+void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count, int64_t cols,
+                  float *y, int64_t ystride) {
     int64_t nb = cols / 32, c = 0;
+#define QB_OFFS(c) (offs ? offs + (c) * nb : NULL)
 #if defined(QB_AVX512)
-    for (; c + 7 < count; c += 8) gemm_vnni8(tile, x + c * nb, nb, y + c * ystride, ystride);
-    for (; c + 3 < count; c += 4) gemm_vnni4(tile, x + c * nb, nb, y + c * ystride, ystride);
-    for (; c < count; c++) gemm_vnni1(tile, x + c * nb, nb, y + c * ystride, ystride);
+    for (; c + 7 < count; c += 8) gemm_vnni8(tile, x + c * nb, QB_OFFS(c), nb, y + c * ystride, ystride);
+    for (; c + 3 < count; c += 4) gemm_vnni4(tile, x + c * nb, QB_OFFS(c), nb, y + c * ystride, ystride);
+    for (; c < count; c++) gemm_vnni1(tile, x + c * nb, QB_OFFS(c), nb, y + c * ystride, ystride);
 #elif defined(__AVX2__)
     // Groups of four activation rows as the vector code has always taken them (the rest, as
     // before, by the scalar definition, so every output keeps its rounding).
     c = count & ~(int64_t)3;
-    (bits <= 4 ? gemm_avx2_b4 : bits == 5 ? gemm_avx2_b5 : gemm_avx2_b8)(tile, x, c, nb, y, ystride);
+    if (offs) (bits <= 4 ? gemm_avx2_b4o : bits == 5 ? gemm_avx2_b5o : gemm_avx2_b8o)(tile, x, offs, c, nb, y, ystride);
+    else (bits <= 4 ? gemm_avx2_b4 : bits == 5 ? gemm_avx2_b5 : gemm_avx2_b8)(tile, x, NULL, c, nb, y, ystride);
 #endif
-    for (; c < count; c++) gemm_scalar(tile, bits, x + c * nb, y + c * ystride, nb);
+    for (; c < count; c++) gemm_scalar(tile, bits, x + c * nb, QB_OFFS(c), y + c * ystride, nb);
+#undef QB_OFFS
 }
 
 // ---------------------------------------------------------------------------------------
-// Q6_K: 16-value halves each with their own scale; in the AVX2 fallback 16-bit lanes hold
+// Q6_K: 16-value halves each with their own scale, the offset of 32 taken out in integers
+// (offs16: qb_q8a_offsets with width 16 and k = -32); in the AVX2 fallback 16-bit lanes hold
 // two steps at most (63 x 127 x 2 x 2 = 32004).
-
-void qb_q8a_sums16(const qb_q8a *x, int64_t blocks, float *s16) {
-    for (int64_t b = 0; b < blocks; b++) {
-        for (int h = 0; h < 2; h++) {
-            int sum = 0;
-            for (int j = 0; j < 16; j++) sum += x[b].qs[16 * h + j];
-            s16[2 * b + h] = x[b].d * (float)sum;
-        }
-    }
-}
 
 #if defined(__AVX2__)
 // Q6_K as pack_q4k_vec: per row and 128-value half, the low nibbles with their two high
@@ -508,11 +553,7 @@ static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
         for (int j = 0; j < 8; j++) {
             uint8_t *out = tile + (8 * i + j) * QB_TILE6_BLOCK_BYTES;
             for (int hh = 0; hh < 2; hh++)
-                for (int r = 0; r < QB_TILE_ROWS; r++) {
-                    float dd = d[r][2 * j + hh], mm = -32.0f * dd;
-                    memcpy(out + 64 * hh + 4 * r, &dd, 4);
-                    memcpy(out + 128 + 64 * hh + 4 * r, &mm, 4);
-                }
+                for (int r = 0; r < QB_TILE_ROWS; r++) memcpy(out + 64 * hh + 4 * r, &d[r][2 * j + hh], 4);
         }
         for (int n = 0; n < 2; n++) {
             __m256i lo[2][QB_TILE_ROWS], hi[2][QB_TILE_ROWS];
@@ -526,8 +567,8 @@ static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
                                                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hk, 4), m3), 4));
                 }
             }
-            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 256, 8 * i + 4 * n, lo, 1);
-            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 256, 8 * i + 4 * n + 2, hi, 1);
+            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 128, 8 * i + 4 * n, lo, 1);
+            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 128, 8 * i + 4 * n + 2, hi, 1);
         }
     }
 }
@@ -559,29 +600,28 @@ void qb_pack_tile_q6k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
             for (int j = 0; j < 8; j++) {
                 uint8_t *out = tile + (8 * i + j) * QB_TILE6_BLOCK_BYTES;
                 for (int hh = 0; hh < 2; hh++) {
-                    float dd = d * (float)sc[2 * j + hh], mm = -32.0f * dd;
+                    float dd = d * (float)sc[2 * j + hh];
                     memcpy(out + 64 * hh + 4 * r, &dd, 4);
-                    memcpy(out + 128 + 64 * hh + 4 * r, &mm, 4);
                 }
-                for (int s = 0; s < 8; s++) memcpy(out + 256 + 64 * s + 4 * r, v + 32 * j + 4 * s, 4);
+                for (int s = 0; s < 8; s++) memcpy(out + 128 + 64 * s + 4 * r, v + 32 * j + 4 * s, 4);
             }
         }
     }
 }
 
-static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const float *s16, float *y, int64_t nb) {
+// The definition, as gemm_scalar's with offsets, per 16-value half.
+static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, float *y, int64_t nb) {
     float acc[QB_TILE_ROWS] = {0};
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = tile + b * QB_TILE6_BLOCK_BYTES;
         for (int r = 0; r < QB_TILE_ROWS; r++) {
             for (int h = 0; h < 2; h++) {
-                int sum = 0;
+                int sum = offs16[2 * b + h];
                 for (int s = 4 * h; s < 4 * h + 4; s++)
-                    for (int t = 0; t < 4; t++) sum += blk[256 + 64 * s + 4 * r + t] * x[b].qs[4 * s + t];
-                float d, m;
+                    for (int t = 0; t < 4; t++) sum += blk[128 + 64 * s + 4 * r + t] * x[b].qs[4 * s + t];
+                float d;
                 memcpy(&d, blk + 64 * h + 4 * r, 4);
-                memcpy(&m, blk + 128 + 64 * h + 4 * r, 4);
-                acc[r] += d * x[b].d * (float)sum + m * s16[2 * b + h];
+                acc[r] = fmaf((float)sum, d * x[b].d, acc[r]);
             }
         }
     }
@@ -589,47 +629,45 @@ static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const float *s16,
 }
 
 #if defined(QB_AVX512)
-static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile, const qb_q8a *x, const float *s16,
+static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16,
                                                              int64_t nb, float *y, int64_t ystride, const int n) {
-    __m512 acc[8], macc[8];
-    for (int c = 0; c < n; c++) acc[c] = macc[c] = _mm512_setzero_ps();
+    __m512 acc[8];
+    for (int c = 0; c < n; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = tile + b * QB_TILE6_BLOCK_BYTES;
         for (int h = 0; h < 2; h++) {
             __m512i is[8];
-            for (int c = 0; c < n; c++) is[c] = _mm512_setzero_si512();
+            for (int c = 0; c < n; c++) is[c] = _mm512_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
             for (int s = 4 * h; s < 4 * h + 4; s++) {
-                __m512i wv = _mm512_loadu_si512((const void *)(blk + 256 + 64 * s));
+                __m512i wv = _mm512_loadu_si512((const void *)(blk + 128 + 64 * s));
                 for (int c = 0; c < n; c++) is[c] = _mm512_dpbusd_epi32(is[c], wv, bcast4_512(x[c * nb + b].qs + 4 * s));
             }
-            __m512 d = _mm512_loadu_ps((const float *)(blk + 64 * h)), m = _mm512_loadu_ps((const float *)(blk + 128 + 64 * h));
-            for (int c = 0; c < n; c++) {
-                acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(is[c]), _mm512_set1_ps(x[c * nb + b].d)), d, acc[c]);
-                macc[c] = _mm512_fmadd_ps(m, _mm512_set1_ps(s16[c * 2 * nb + 2 * b + h]), macc[c]);
-            }
+            __m512 d = _mm512_loadu_ps((const float *)(blk + 64 * h));
+            for (int c = 0; c < n; c++)
+                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c]), _mm512_mul_ps(d, _mm512_set1_ps(x[c * nb + b].d)), acc[c]);
         }
     }
-    for (int c = 0; c < n; c++) _mm512_storeu_ps(y + c * ystride, _mm512_add_ps(acc[c], macc[c]));
+    for (int c = 0; c < n; c++) _mm512_storeu_ps(y + c * ystride, acc[c]);
 }
 
-static void gemm6_vnni8(const uint8_t *t, const qb_q8a *x, const float *s, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, s, nb, y, ys, 8); }
-static void gemm6_vnni4(const uint8_t *t, const qb_q8a *x, const float *s, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, s, nb, y, ys, 4); }
-static void gemm6_vnni1(const uint8_t *t, const qb_q8a *x, const float *s, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, s, nb, y, ys, 1); }
+static void gemm6_vnni8(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, o, nb, y, ys, 8); }
+static void gemm6_vnni4(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, o, nb, y, ys, 4); }
+static void gemm6_vnni1(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, o, nb, y, ys, 1); }
 #elif defined(__AVX2__)
 // Block `b` of a Q6_K tile (both 8-row halves) against two activation rows, whose f32 sums
 // are acc[16 c + row]. 16-bit lanes hold two steps (63 x 127 x 2 x 2 = 32004).
-static inline void block6_x16(const uint8_t *blk, const qb_q8a *x, const float *s16, int64_t nb, int64_t b,
+static inline void block6_x16(const uint8_t *blk, const qb_q8a *x, const int32_t *offs16, int64_t nb, int64_t b,
                               float *acc) {
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma clang loop unroll(disable)
     for (int h = 0; h < 2; h++) {
         __m256i is[2][2];
-        for (int c = 0; c < 2; c++) is[c][0] = is[c][1] = _mm256_setzero_si256();
+        for (int c = 0; c < 2; c++) is[c][0] = is[c][1] = _mm256_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
 #pragma clang loop unroll(disable)
         for (int s = 4 * h; s < 4 * h + 4; s += 2) {
             __m256i w[2][2];
             for (int k = 0; k < 2; k++)
-                for (int rh = 0; rh < 2; rh++) w[k][rh] = _mm256_loadu_si256((const __m256i *)(blk + 256 + 64 * (s + k) + 32 * rh));
+                for (int rh = 0; rh < 2; rh++) w[k][rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * (s + k) + 32 * rh));
             for (int c = 0; c < 2; c++) {
                 int32_t v0, v1;
                 memcpy(&v0, x[c * nb + b].qs + 4 * s, 4);
@@ -643,19 +681,17 @@ static inline void block6_x16(const uint8_t *blk, const qb_q8a *x, const float *
         }
         for (int rh = 0; rh < 2; rh++) {
             __m256 d = _mm256_loadu_ps((const float *)(blk + 64 * h + 32 * rh));
-            __m256 m = _mm256_loadu_ps((const float *)(blk + 128 + 64 * h + 32 * rh));
             for (int c = 0; c < 2; c++) {
                 float *sum = acc + 16 * c + 8 * rh;
-                __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c][rh]), _mm256_mul_ps(d, _mm256_set1_ps(x[c * nb + b].d)),
-                                           _mm256_loadu_ps(sum));
-                _mm256_storeu_ps(sum, _mm256_fmadd_ps(m, _mm256_set1_ps(s16[c * 2 * nb + 2 * b + h]), t));
+                __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c * nb + b].d));
+                _mm256_storeu_ps(sum, _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c][rh]), scale, _mm256_loadu_ps(sum)));
             }
         }
     }
 }
 
 // Activation rows [0, count) (count even) against a Q6_K tile, block by block as gemm_avx2.
-static void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const float *s16, int64_t count, int64_t nb, float *y,
+static void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t nb, float *y,
                        int64_t ystride) {
     const int64_t chunk = 16;
     float acc[16 * QB_TILE_ROWS];
@@ -664,24 +700,24 @@ static void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const float *s16, i
         memset(acc, 0, sizeof(float) * (size_t)(16 * n));
         for (int64_t b = 0; b < nb; b++)
             for (int64_t c = 0; c < n; c += 2)
-                block6_x16(tile + b * QB_TILE6_BLOCK_BYTES, x + (c0 + c) * nb, s16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c);
+                block6_x16(tile + b * QB_TILE6_BLOCK_BYTES, x + (c0 + c) * nb, offs16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c);
         for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
 }
 #endif
 
-void qb_gemm_tile6(const uint8_t *tile, const qb_q8a *x, const float *s16, int64_t count, int64_t cols, float *y,
+void qb_gemm_tile6(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols, float *y,
                    int64_t ystride) {
     int64_t nb = cols / 32, c = 0;
 #if defined(QB_AVX512)
-    for (; c + 7 < count; c += 8) gemm6_vnni8(tile, x + c * nb, s16 + c * 2 * nb, nb, y + c * ystride, ystride);
-    for (; c + 3 < count; c += 4) gemm6_vnni4(tile, x + c * nb, s16 + c * 2 * nb, nb, y + c * ystride, ystride);
-    for (; c < count; c++) gemm6_vnni1(tile, x + c * nb, s16 + c * 2 * nb, nb, y + c * ystride, ystride);
+    for (; c + 7 < count; c += 8) gemm6_vnni8(tile, x + c * nb, offs16 + c * 2 * nb, nb, y + c * ystride, ystride);
+    for (; c + 3 < count; c += 4) gemm6_vnni4(tile, x + c * nb, offs16 + c * 2 * nb, nb, y + c * ystride, ystride);
+    for (; c < count; c++) gemm6_vnni1(tile, x + c * nb, offs16 + c * 2 * nb, nb, y + c * ystride, ystride);
 #elif defined(__AVX2__)
-    // Pairs of activation rows as the vector code has always taken them (an odd last row,
-    // as before, by the scalar definition).
+    // Pairs of activation rows as the vector code takes them (an odd last row by the scalar
+    // definition, the same operations).
     c = count & ~(int64_t)1;
-    gemm6_avx2(tile, x, s16, c, nb, y, ystride);
+    gemm6_avx2(tile, x, offs16, c, nb, y, ystride);
 #endif
-    for (; c < count; c++) gemm6_scalar(tile, x + c * nb, s16 + c * 2 * nb, y + c * ystride, nb);
+    for (; c < count; c++) gemm6_scalar(tile, x + c * nb, offs16 + c * 2 * nb, y + c * ystride, nb);
 }

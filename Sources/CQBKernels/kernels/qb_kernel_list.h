@@ -27,6 +27,7 @@
     V(quantize_q8a, (const float *x, qb_q8a *y, int64_t n), (x, y, n))                                               \
     V(quantize_q8k, (const float *x, qb_q8k *y, int64_t n), (x, y, n))                                               \
     R(int32_t, activation_block, (int32_t type), (type))                                                             \
+    V(q8a_offsets, (const qb_q8a *x, int64_t blocks, int32_t width, int32_t k, int32_t *offs), (x, blocks, width, k, offs)) \
     /* qb_attention.h */                                                                                             \
     V(attention_head,                                                                                                \
       (const float *q, const float *k, const float *v, int64_t first, int64_t n, int64_t head_dim, float scale,      \
@@ -91,20 +92,19 @@
        int64_t r0, int64_t cols, uint8_t *tile),                                                                     \
       (bits, group, w, scales, biases, sdtype, r0, cols, tile))                                                      \
     V(gemm_tile,                                                                                                     \
-      (const uint8_t *tile, int32_t bits, const qb_q8a *x, int64_t count, int64_t cols, float *y, int64_t ystride),  \
-      (tile, bits, x, count, cols, y, ystride))                                                                      \
+      (const uint8_t *tile, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count, int64_t cols, float *y, \
+       int64_t ystride),                                                                                             \
+      (tile, bits, x, offs, count, cols, y, ystride))                                                                \
     V(pack_tile_q6k, (const void *w, int64_t r0, int64_t cols, uint8_t *tile), (w, r0, cols, tile))                  \
     V(gemm_tile6,                                                                                                    \
-      (const uint8_t *tile, const qb_q8a *x, const float *s16, int64_t count, int64_t cols, float *y,                \
+      (const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols, float *y,           \
        int64_t ystride),                                                                                             \
-      (tile, x, s16, count, cols, y, ystride))                                                                       \
-    V(q8a_sums16, (const qb_q8a *x, int64_t blocks, float *s16), (x, blocks, s16))                                   \
+      (tile, x, offs16, count, cols, y, ystride))                                                                    \
     R(int, gemm_half,                                                                                                \
       (int32_t type, const uint16_t *w, int64_t r0, int64_t r1, int64_t cols, const float *x, int64_t count,         \
        float *y, int64_t ystride),                                                                                   \
       (type, w, r0, r1, cols, x, count, y, ystride))                                                                 \
     /* qb_matvec_tiles.h */                                                                                          \
-    V(q4_0_offsets, (const qb_q8a *x, int64_t nb, int32_t *offs), (x, nb, offs))                                     \
     R(int, matvec_q4_0x16_fast, (void), ())                                                                          \
     V(matvec_q4_0x16,                                                                                                \
       (const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n, int64_t g0,   \

@@ -15,14 +15,6 @@
 // Bytes of one group-block: four f16 scales, then the four rows' 16 quant bytes each.
 enum { TILE_GROUP_BLOCK = 72 };
 
-void qb_q4_0_offsets(const qb_q8a *x, int64_t nb, int32_t *offs) {
-    for (int64_t b = 0; b < nb; b++) {
-        int32_t s = 0;
-        for (int j = 0; j < 32; j++) s += x[b].qs[j];
-        offs[b] = -8 * s;
-    }
-}
-
 // The definition, one output at a time: an exact integer sum per block, rounded once to
 // float, scaled by the product of the two scales and added with one rounding (fmaf). The
 // sets without the vector path run it; QBKernels' Reference holds the same definition in
