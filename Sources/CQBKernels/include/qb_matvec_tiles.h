@@ -19,7 +19,8 @@
 int qb_matvec_q4_0x16_fast(void);
 
 // ys[i][4g .. 4g+3] for row groups g in [g0, g1) of an interleaved Q4_0 matrix of `cols`
-// columns, for activation rows i < n (xs[i]: cols / 32 blocks, offs[i] from qb_q8a_offsets with width 32 and k = -8).
+// columns, for activation rows i < n (xs[i]: cols / 32 blocks, offs[i] from qb_q8a_offsets
+// with width 32 and k = -8).
 // Any group range: groups are taken four at a time, a last partial tile repeats its final
 // group and stores only the rows it owns.
 void qb_matvec_q4_0x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n,
