@@ -59,8 +59,8 @@ extension Linear {
             if needA {
                 let a = base.bindMemory(to: qb_q8a.self, capacity: cols / 32)
                 qb_quantize_q8a(x, a, Int64(cols))
-                if needOffsets {
-                    qb_q8a_offsets(a, Int64(cols / 32), 32, -8, (base + aBytes + kBytes).bindMemory(to: Int32.self, capacity: cols / 32))
+                if needOffsets, let o = IntTiles.offset(.q4_0) {
+                    qb_q8a_offsets(a, Int64(cols / 32), o.width, o.k, (base + aBytes + kBytes).bindMemory(to: Int32.self, capacity: cols / 32))
                 }
             }
             if needK { qb_quantize_q8k(x, (base + aBytes).bindMemory(to: qb_q8k.self, capacity: cols / 256), Int64(cols)) }

@@ -101,15 +101,16 @@ enum IntTiles {
 
     /// For the symmetric formats (w = d (q + k), q unsigned as tiled), the activations'
     /// integer offsets the products take (`qb_q8a_offsets`): k, and the values per offset
-    /// (Q6_K's scales cover 16). Nil for formats with a separate minimum or bias.
+    /// (Q6_K's scales cover 16), as the C packers encode them (`qb_tile_offset`). Nil for
+    /// formats with a separate minimum or bias.
     static func offset(_ w: Matrix) -> (width: Int32, k: Int32)? {
-        switch w.format {
-        case .ggml(.q4_0): return (32, -8)
-        case .ggml(.q5_0): return (32, -16)
-        case .ggml(.q8_0): return (32, -128)
-        case .ggml(.q6_K): return (16, -32)
-        default: return nil
-        }
+        guard case .ggml(let t) = w.format else { return nil }
+        return offset(t)
+    }
+
+    static func offset(_ t: GGMLType) -> (width: Int32, k: Int32)? {
+        var width: Int32 = 0, k: Int32 = 0
+        return qb_tile_offset(t.rawValue, &width, &k) != 0 ? (width, k) : nil
     }
 
     /// The width of `w`'s values in a tile (`qb_gemm_tile`'s `bits`; not for Q6_K's tiles).

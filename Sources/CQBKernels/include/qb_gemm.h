@@ -44,6 +44,10 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
 // holds the activations' offsets (qb_q8a_offsets, width 32, cols / 32 per row): each block's
 // integer sum then takes its offset and is rounded once, acc = fmaf(sum + off, D x d, acc),
 // and M is not read; NULL adds M x s in f32 instead (the other formats).
+// For the symmetric formats (Q4_0, Q5_0, Q8_0 as tiled, Q6_K): 1 with the offset k the
+// packers' values carry (w = D * (q + k)) and the values per offset (32; Q6_K 16), the
+// arguments qb_q8a_offsets takes for the products below; 0 for the other formats.
+int qb_tile_offset(int32_t type, int32_t *width, int32_t *k);
 void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count, int64_t cols,
                   float *y, int64_t ystride);
 

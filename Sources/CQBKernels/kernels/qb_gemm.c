@@ -68,6 +68,29 @@ static inline const uint8_t *ggml_block(int32_t type, int32_t interleaved, const
     return blk + 2;
 }
 
+// The symmetric formats' offset k (w = D * (q + k), q unsigned as tiled) and the values one
+// offset covers; the packers' M = k * D and qb_tile_offset both read it here.
+static inline int32_t symmetric_k(int32_t type, int32_t *width) {
+    *width = type == QB_Q6_K ? 16 : 32;
+    switch (type) {
+    case QB_Q4_0: return -8;
+    case QB_Q5_0: return -16;
+    case QB_Q8_0: return -128;
+    case QB_Q6_K: return -32;
+    default: return 0;
+    }
+}
+
+int qb_tile_offset(int32_t type, int32_t *width, int32_t *k) {
+    *k = symmetric_k(type, width);
+    return *k != 0;
+}
+
+static inline float offset_m(int32_t type, float d) {
+    int32_t width;
+    return (float)symmetric_k(type, &width) * d;
+}
+
 // Block b of `row` in a Q5_0 or Q5_1 matrix (rows of nb blocks): D and M of the tile
 // (Q5_0: d and -16d, exact; Q5_1: d and m), the 32 fifth bits in `qh` (bit j is value j's:
 // values 0..15 are the low nibbles of the 16 quant bytes, 16..31 the high ones), its quants returned.
@@ -78,7 +101,7 @@ static inline const uint8_t *q5_block(int32_t type, const void *w, int64_t row, 
     memcpy(&hd, blk, 2);
     *d = h2f(hd);
     if (type == QB_Q5_0) {
-        *m = -16.0f * *d;
+        *m = offset_m(QB_Q5_0, *d);
         memcpy(qh, blk + 2, 4);
         return blk + 6;
     }
@@ -174,7 +197,7 @@ static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int6
                 qb_half hd;
                 const uint8_t *qs = ggml_block(type, interleaved, w, r0 + r, b + k, nb, &hd);
                 float d = h2f(hd);
-                put_scale(tile, bb, b + k, r, d, (type == QB_Q4_0 ? -8.0f : -128.0f) * d);
+                put_scale(tile, bb, b + k, r, d, offset_m(type, d));
                 v[k][r] = type == QB_Q4_0 ? nibbles_lo_hi(qs)
                                           : _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
             }
@@ -268,10 +291,10 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                         v[j] = qs[j] & 0xF;
                         v[j + 16] = qs[j] >> 4;
                     }
-                    put(tile, b, r, v, d, -8.0f * d);
+                    put(tile, b, r, v, d, offset_m(type, d));
                 } else {
                     for (int j = 0; j < 32; j++) v[j] = (uint8_t)(qs[j] ^ 0x80);  // int8 + 128
-                    put(tile, b, r, v, d, -128.0f * d);
+                    put(tile, b, r, v, d, offset_m(type, d));
                 }
             }
         } else {  // Q4_K: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles
