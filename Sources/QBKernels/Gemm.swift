@@ -93,7 +93,8 @@ enum IntTiles {
         case .ggml(.q4_0): return true
         case .ggml(.q8_0): return wideValues
         case .ggml(.q5_0), .ggml(.q5_1): return wideValues && w.layout == .rows
-        case .ggml(.q4_K), .ggml(.q6_K): return w.layout == .rows
+        case .ggml(.q4_K): return w.layout != .interleaved4
+        case .ggml(.q6_K): return w.layout == .rows
         case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout == .rows
         default: return false
         }
@@ -131,7 +132,7 @@ enum IntTiles {
         } else if w.format == .ggml(.q6_K) {
             qb_pack_tile_q6k(w.base, Int64(r0), Int64(w.cols), tile)
         } else {
-            qb_pack_tile_ggml(w.format.ggmlID, w.layout == .interleaved4 ? 1 : 0, w.base, Int64(r0), Int64(w.cols), tile)
+            qb_pack_tile_ggml(w.format.ggmlID, w.layout == .rows ? 0 : 1, w.base, Int64(r0), Int64(w.cols), tile)
         }
     }
 }

@@ -27,12 +27,12 @@ public enum Linear {
     ) {
         guard let cols = ws.first?.cols else { return }
         let input = QuantizedInput(ws, x, cols: cols, pool: pool)
-        // Units of work: rows, or groups of four rows for the interleaved layout.
-        let units = ws.map { $0.layout == .interleaved4 ? $0.rows / 4 : $0.rows }
+        // Units of work: rows, or the interleaved layouts' groups of rows.
+        let units = ws.map { $0.rows / $0.unitRows }
         var offsets = [0]
         for u in units { offsets.append(offsets.last! + u) }
         let total = offsets.last!
-        let minimum = ws.allSatisfy { $0.layout == .interleaved4 } ? 4 : 16
+        let minimum = minimumUnits(ws)
         var grain = pool.grain(for: total, minimum: minimum)
         if ws.allSatisfy(takesQ4Tiles) { grain = tileGrain(grain) }
         pool.parallelFor(total, grain: grain) { range, _ in
@@ -102,7 +102,14 @@ enum BLASSetup {
 }
 
 extension Linear {
-    /// Weight units (rows, or four-row groups when interleaved) read once and then dotted
+    /// The fewest units worth a task: sixteen rows' worth when every matrix has the same
+    /// unit, else sixteen units.
+    static func minimumUnits(_ ws: [Matrix]) -> Int {
+        guard let u = ws.first?.unitRows, ws.allSatisfy({ $0.unitRows == u }) else { return 16 }
+        return max(1, 16 / u)
+    }
+
+    /// Weight units (rows, or groups of rows when interleaved) read once and then dotted
     /// with every activation row of a batched decode step, while they sit in L1/L2.
     static let batchUnitBlock = 8
 
@@ -113,7 +120,8 @@ extension Linear {
     /// from memory once per step and dotted with all `count` rows while it is in cache:
     /// interleaved Q4_0 on the 16-row tiles (`takesQ4Tiles`, up to 8 rows per pass),
     /// interleaved Q8_0 (and Q4_0 elsewhere) on the four-row kernel for several rows, the
-    /// other formats row by row over blocks of `batchUnitBlock` units.
+    /// other formats (Q4_K's sixteen-row groups included) row by row over blocks of
+    /// `batchUnitBlock` units.
     /// X is `[count][cols]`; Y[i] is `[count][ws[i].rows]`.
     public static func matvecRows(
         _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool,
@@ -122,11 +130,11 @@ extension Linear {
         if count == 1 && kernel == .best { return matvec(ws, x, ys, pool: pool) }
         guard let cols = ws.first?.cols, count > 0 else { return }
         let inputs = QuantizedInput.rows(ws, x, cols: cols, count: count, pool: pool)
-        let units = ws.map { $0.layout == .interleaved4 ? $0.rows / 4 : $0.rows }
+        let units = ws.map { $0.rows / $0.unitRows }
         var offsets = [0]
         for u in units { offsets.append(offsets[offsets.count - 1] + u) }
         let total = offsets[offsets.count - 1]
-        let minimum = ws.allSatisfy { $0.layout == .interleaved4 } ? 4 : 16
+        let minimum = minimumUnits(ws)
         let tiles = ws.map { kernel == .best && takesQ4Tiles($0) }
         var grain = pool.grain(for: total, minimum: minimum)
         if tiles.allSatisfy({ $0 }) { grain = tileGrain(grain) }

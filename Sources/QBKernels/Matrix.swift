@@ -10,8 +10,8 @@ import CQBKernels
 /// keeps that storage alive. Nothing is copied when a model is opened.
 public struct Matrix: @unchecked Sendable {
     public let format: WeightFormat
-    /// How rows are laid out in memory (plain rows, or GGML blocks of four rows interleaved
-    /// for decode; see `interleavedForDecode`).
+    /// How rows are laid out in memory (plain rows, or GGML blocks of four or sixteen rows
+    /// interleaved for decode; see `interleavedForDecode`).
     public let layout: MatrixLayout
     public let rows: Int
     public let cols: Int
@@ -45,6 +45,14 @@ public struct Matrix: @unchecked Sendable {
     public var dtype: DType? { if case .dense(let d) = format { return d } else { return nil } }
 
     public var elementCount: Int { rows * cols }
+    /// Rows per unit of decode work: a group of an interleaved layout, else one row.
+    public var unitRows: Int {
+        switch layout {
+        case .rows: 1
+        case .interleaved4: 4
+        case .interleaved16: 16
+        }
+    }
     public var byteCount: Int { format.byteCount(rows: rows, cols: cols) }
     public var bitsPerWeight: Double { elementCount > 0 ? Double(byteCount * 8) / Double(elementCount) : 0 }
     public var rowBytes: Int { format.rowBytes(cols: cols) }
@@ -58,7 +66,7 @@ public struct Matrix: @unchecked Sendable {
     public func rows(_ range: Range<Int>, into out: UnsafeMutablePointer<Float>) {
         let n = range.count * cols
         let offset = range.lowerBound * cols
-        if layout == .interleaved4 {
+        if layout != .rows {
             qb_dequantize_repacked(
                 format.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
             return
@@ -87,7 +95,7 @@ public struct Matrix: @unchecked Sendable {
     /// Copies the stored bytes of rows `range` in the file format's plain row layout
     /// (GGML blocks or dense values; not MLX), contiguously into `out`: what writers store.
     public func storedRows(_ range: Range<Int>, into out: UnsafeMutableRawPointer) {
-        if layout == .interleaved4 {
+        if layout != .rows {
             qb_unpack_repacked(format.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
         } else {
             out.copyMemory(from: base + range.lowerBound * rowBytes, byteCount: range.count * rowBytes)
@@ -110,6 +118,10 @@ public enum MatrixLayout: Sendable, Hashable {
     /// GGML blocks of four consecutive rows interleaved block by block, with each block's
     /// four scales together (Q4_0 and Q8_0; see qb_repack.h). Same bytes, moved.
     case interleaved4
+    /// Q4_K super-blocks of sixteen consecutive rows together, scales unpacked to bytes and
+    /// quants ordered for four values of all sixteen rows per load (qb_repack.h): the same
+    /// values, 2.8% more bytes.
+    case interleaved16
 }
 
 /// An owned, aligned f32 buffer used for activations and caches. A class so that views

@@ -17,20 +17,23 @@ extension Matrix {
     /// Whether `residentCopy` copies this matrix.
     public var wantsResidentCopy: Bool { layout == .rows && byteCount >= 2 << 20 }
 
-    /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q8_0 with rows % 4 == 0),
-    /// copied into memory the result owns; nil when there is no such layout. Decode then
-    /// streams four rows against one read of the activations; values are unchanged, so
-    /// every product equals the plain layout's up to summation order.
+    /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q8_0 with rows % 4 == 0)
+    /// or Q4_K's sixteen-row groups (rows % 16 == 0), copied into memory the result owns; nil
+    /// when there is no such layout. Decode then streams a group of rows against one read of
+    /// the activations; values are unchanged, so every product equals the plain layout's up
+    /// to summation order.
     /// Taken from `arena` when one is given and has room.
     public func interleavedForDecode(pool: ThreadPool, arena: WeightArena? = nil) -> Matrix? {
         guard canInterleave, let bytes = interleavedBytes else { return nil }
         let (dst, storage) = WeightArena.storage(bytes: bytes, arena: arena)
         let type = format.ggmlID, cols = Int64(self.cols), src = base
-        pool.parallelFor(rows / 4, grain: 16) { range, _ in
+        let group = Int(qb_repack_group_rows(type))
+        pool.parallelFor(rows / group, grain: 64 / group) { range, _ in
             qb_repack(type, src, dst, Int64(range.lowerBound), Int64(range.upperBound), cols)
         }
         return Matrix(
-            format: format, rows: rows, cols: self.cols, base: UnsafeRawPointer(dst), owner: storage, layout: .interleaved4)
+            format: format, rows: rows, cols: self.cols, base: UnsafeRawPointer(dst), owner: storage,
+            layout: group == 16 ? .interleaved16 : .interleaved4)
     }
 }
 

@@ -173,7 +173,50 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             let odd = try Quantizer.quantize(randoms(6 * 64), rows: 6, cols: 64, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
             XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows not a multiple of 4 stay plain")
             let k = try Quantizer.quantize(randoms(4 * 256), rows: 4, cols: 256, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))
-            XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "K-quants stay plain")
+            XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "Q4_K rows not a multiple of 16 stay plain")
+            XCTAssertNil(randomBlocks(.q6_K, rows: 16, cols: 256).interleavedForDecode(pool: ThreadPool(threads: 1)), "Q6_K stays plain")
+        }
+    }
+
+    /// Q4_K's sixteen-row decode layout on random blocks (every bit of the 6-bit scales and
+    /// minimums, every nibble): the same stored blocks and values back, products equal to the
+    /// portable row kernel's at any thread count and alone or batched, prefill bitwise the
+    /// plain layout's.
+    func testQ4KSixteenRowLayoutMatchesPlainRows() throws {
+        try onEveryKernelSet {
+            let rows = 48, cols = 768
+            let plain = randomBlocks(.q4_K, rows: rows, cols: cols)
+            guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("Q4_K not interleaved") }
+            XCTAssertEqual(packed.layout, .interleaved16)
+            XCTAssertEqual(packed.toFloats(), plain.toFloats(), "dequantized values")
+            for range in [0..<rows, 5..<37] {
+                let n = range.count * plain.rowBytes
+                var a = [UInt8](repeating: 0, count: n), b = [UInt8](repeating: 1, count: n)
+                a.withUnsafeMutableBytes { plain.storedRows(range, into: $0.baseAddress!) }
+                b.withUnsafeMutableBytes { packed.storedRows(range, into: $0.baseAddress!) }
+                XCTAssertEqual(a, b, "stored blocks of rows \(range)")
+            }
+            for scale: Float in [0.01, 4, 100] {
+                let x = randoms(cols, scale: scale)
+                var xk = [qb_q8k](repeating: qb_q8k(), count: cols / 256)
+                qb_quantize_q8k(x, &xk, Int64(cols))
+                let portable = (0..<rows).map { r in qb_dot_kquant_portable(GGMLType.q4_K.rawValue, plain.base + r * plain.rowBytes, xk, Int64(cols)) }
+                let y1 = matvec(packed, x, threads: 1), y2 = matvec(packed, x, threads: 2)
+                XCTAssertLessThan(relativeError(y1, portable), 1e-5, "scale \(scale)")
+                XCTAssertEqual(y1, y2, "same result at any thread count")
+            }
+            let count = 3, x = randoms(count * cols)
+            var batched = [Float](repeating: .nan, count: count * rows)
+            Linear.matvecRows(packed, x, &batched, count: count, pool: ThreadPool(threads: 2))
+            for b in 0..<count {
+                XCTAssertEqual(Array(batched[(b * rows)..<((b + 1) * rows)]), matvec(packed, Array(x[(b * cols)..<((b + 1) * cols)]), threads: 2), "batched row \(b)")
+            }
+            var y = [Float](repeating: .nan, count: 5 * rows), yp = y
+            let x5 = randoms(5 * cols)
+            Linear.matmul(plain, x5, &y, count: 5, pool: ThreadPool(threads: 2))
+            Linear.matmul(packed, x5, &yp, count: 5, pool: ThreadPool(threads: 2))
+            XCTAssertEqual(yp, y, "prefill")
+            XCTAssertNil(randomBlocks(.q4_K, rows: 40, cols: 256).interleavedForDecode(pool: ThreadPool(threads: 1)), "rows % 16")
         }
     }
 
@@ -188,7 +231,9 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             let q40 = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 2))
             cases.append(("Q4_0", q40))
             cases.append(("Q4_0 interleaved", q40.interleavedForDecode(pool: ThreadPool(threads: 1))!))
-            cases.append(("Q4_K", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 2))))
+            let q4k = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 2))
+            cases.append(("Q4_K", q4k))
+            cases.append(("Q4_K interleaved", q4k.interleavedForDecode(pool: ThreadPool(threads: 1))!))
             for group in [32, 64, 128] {
                 let m = try Quantizer.quantize(
                     randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 4, groupSize: group, scaleType: .f32)),

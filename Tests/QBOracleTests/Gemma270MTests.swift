@@ -67,8 +67,13 @@ final class Gemma270MTests: XCTestCase {
             // differently (llama.cpp: f16 GELU table, int8 activations in prefill too, f16
             // queries in flash attention) can only be held to the same choices where the
             // choice is clear: the texts must agree at least up to the first step whose top-2
-            // margin is below `nearTie` logits; exact agreement is reported.
-            let nearTie: Float = 0.1
+            // margin is below `nearTie` logits; exact agreement is reported. Clear means
+            // beyond our own rounding: along llama.cpp's continuation of the first prompt
+            // (testMarginsAlongLlamaCppsContinuation) our paths' margins for the same token of
+            // the same text differ by up to 0.25 logits (" largest": prefill -0.15, stepwise
+            // +0.10; the f32 model +0.015, a tie), and a decode kernel that only reorders a
+            // float sum moved that margin across 0.1.
+            let nearTie: Float = 0.3
             let firstTie = margins.firstIndex { $0 < nearTie } ?? generated.count
             let agreed = (0...generated.count).last { expected.hasPrefix(tokenizer.decode(Array(generated.prefix($0)))) } ?? 0
             if text == expected {

@@ -6,6 +6,9 @@
 // y[r] = dot(W[r], x) for rows [r0, r1) of a Q4_K or Q6_K matrix whose rows are `cols`
 // wide, against q8k activations (cols/256 blocks).
 void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols);
+// y[16g..16g+15] for row groups [g0, g1) of a Q4_K matrix in the 16-row decode layout of
+// qb_repack.h, against q8k activations.
+void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols);
 // One row by the portable C version of qb_matvec_kquant's kernel (for tests).
 float qb_dot_kquant_portable(int32_t type, const void *w, const qb_q8k *x, int64_t cols);
 

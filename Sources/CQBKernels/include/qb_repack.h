@@ -14,17 +14,37 @@
 // then the quants of block b of rows 0..3 (Q4_0: 16 bytes each, Q8_0: 32 bytes each) —
 // 4 x 18 and 4 x 34 bytes, the size of the plain blocks.
 
-// Whether a matrix of this type and shape has a repacked form (Q4_0/Q8_0, rows % 4).
+//
+// Q4_K takes groups of 16 rows (qb_matvec_q4_k_x16): for each group and super-block b, the
+// 16 rows' f16 d, then their f16 dmin; then the sub-blocks' 6-bit scales sc and minimums mn
+// split in two: lo[j][row] = (sc_j & 15) | (mn_j & 15) << 4, and per row a 32-bit word with
+// sc_j >> 4 at bit 2j and mn_j >> 4 at bit 16 + 2j; then for each sub-block j four 64-byte
+// vectors: byte 4 x row + k of vector t holds value 4t + k of the row's sub-block in its low
+// nibble and value 16 + 4t + k in its high nibble. One 32-bit activation broadcast then
+// meets four values of all 16 rows (vpdpbusd), and the 16 rows' scales of a sub-block come
+// from one 16-byte load and a shift: 2304 bytes, the plain blocks' size.
+#define QB_Q4K_X16_ROWS 16
+#define QB_Q4K_X16_BYTES 2304
+#define QB_Q4K_X16_DMIN 32
+#define QB_Q4K_X16_LO 64
+#define QB_Q4K_X16_HI 192
+#define QB_Q4K_X16_QS 256
+
+// Whether a matrix of this type and shape has a repacked form (Q4_0/Q8_0 with rows % 4,
+// Q4_K with rows % 16).
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols);
+// Rows per group of the type's repacked form (4, or 16 for Q4_K; 0 without one).
+int32_t qb_repack_group_rows(int32_t type);
 // Bytes of the repacked matrix (the plain size: nothing is added).
 int64_t qb_repack_bytes(int32_t type, int64_t rows, int64_t cols);
-// Repacks row groups [g0, g1) (group g holds rows 4g..4g+3) from plain GGML rows.
+// Repacks row groups [g0, g1) (group g holds rows 4g..4g+3, or 16g..16g+15) from plain GGML rows.
 void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols);
 // Copies rows [r0, r1) of a repacked matrix back to plain GGML blocks (writers), contiguous.
 void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols);
 // Dequantizes rows [r0, r1) of a repacked matrix to f32, contiguous (rows x cols).
 void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols);
-// y[4g..4g+3] for row groups [g0, g1) of a repacked matrix; x quantized (cols/32 q8a blocks).
+// y[4g..4g+3] for row groups [g0, g1) of a repacked Q4_0/Q8_0 matrix; x quantized (cols/32
+// q8a blocks). (Q4_K's groups: qb_matvec_q4_k_x16, qb_dot_kquant.h.)
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols);
 // The same for `n` activation rows at once (batched decode): ys[i][4g..4g+3] from xs[i],
 // each bitwise what qb_matvec_repacked gives for xs[i] alone. On AVX-512 each Q4_0/Q8_0

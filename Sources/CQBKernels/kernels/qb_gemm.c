@@ -260,7 +260,38 @@ static void pack_q4k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
 }
 #endif
 
+// Rows [r0, r0 + 16) of a Q4_K matrix in the 16-row decode layout (qb_repack.h; r0 a
+// multiple of 16): its sub-blocks' four vectors are already the tile's steps, values 4t..4t+3
+// of the 16 rows in the low nibbles and 16 + 4t.. in the high ones; D and M as the plain
+// packer computes them.
+static void pack_q4k_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t nb = cols / 256;
+    const uint8_t *g = (const uint8_t *)w + r0 / QB_Q4K_X16_ROWS * nb * QB_Q4K_X16_BYTES;
+    for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
+        for (int r = 0; r < QB_TILE_ROWS; r++) {
+            qb_half hd, hm;
+            memcpy(&hd, g + 2 * r, 2);
+            memcpy(&hm, g + QB_Q4K_X16_DMIN + 2 * r, 2);
+            for (int j = 0; j < 8; j++) {
+                uint8_t sc, mn;
+                q4k_x16_scale_min(g, j, r, &sc, &mn);
+                put_scale(tile, QB_TILE_BLOCK_BYTES, 8 * i + j, r, h2f(hd) * (float)sc, -h2f(hm) * (float)mn);
+            }
+        }
+        for (int j = 0; j < 8; j++) {
+            uint8_t *steps = tile + (8 * i + j) * QB_TILE_BLOCK_BYTES + 128;
+            const uint8_t *v = g + QB_Q4K_X16_QS + 256 * j;
+            for (int t = 0; t < 4; t++)
+                for (int x = 0; x < 64; x++) {
+                    steps[64 * t + x] = v[64 * t + x] & 0xF;
+                    steps[64 * (4 + t) + x] = v[64 * t + x] >> 4;
+                }
+        }
+    }
+}
+
 void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    if (type == QB_Q4_K && interleaved) return pack_q4k_x16(w, r0, cols, tile);
 #if defined(__AVX2__)
     if (type == QB_Q4_K) return pack_q4k_vec(w, r0, cols, tile);
     return pack_ggml_vec(type, interleaved, w, r0, cols, tile);

@@ -70,6 +70,8 @@
     V(matvec_kquant, (int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols), \
       (type, w, x, y, r0, r1, cols))                                                                                 \
     R(float, dot_kquant_portable, (int32_t type, const void *w, const qb_q8k *x, int64_t cols), (type, w, x, cols))  \
+    V(matvec_q4_k_x16, (const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols),           \
+      (w, x, y, g0, g1, cols))                                                                                       \
     V(matvec_mlx,                                                                                                    \
       (int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,       \
        const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols),                                             \
@@ -124,6 +126,7 @@
       (bits, group, x, q, scales, biases, n))                                                                        \
     /* qb_repack.h */                                                                                                \
     R(int, repack_supported, (int32_t type, int64_t rows, int64_t cols), (type, rows, cols))                         \
+    R(int32_t, repack_group_rows, (int32_t type), (type))                                                            \
     R(int64_t, repack_bytes, (int32_t type, int64_t rows, int64_t cols), (type, rows, cols))                         \
     V(repack, (int32_t type, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols),                      \
       (type, src, dst, g0, g1, cols))                                                                                \

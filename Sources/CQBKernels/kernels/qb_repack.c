@@ -1,5 +1,6 @@
-// Four-row interleaved GGML blocks for decode (layout in qb_repack.h). The scalar code is
-// the definition; the AVX2 path is the fast one and is tested equal to it.
+// Four-row interleaved GGML blocks for decode, and Q4_K's 16-row groups (layouts in
+// qb_repack.h; Q4_K's products are in qb_dot_kquant.c). The scalar code is the definition;
+// the AVX2 path is the fast one and is tested equal to it.
 #include "qb_repack.h"
 #include "qb_scalar.h"
 #include <string.h>
@@ -12,15 +13,75 @@
 static int64_t quant_bytes(int32_t type) { return type == QB_Q4_0 ? 16 : type == QB_Q8_0 ? 32 : 0; }
 static int64_t group_block_bytes(int32_t type) { return 4 * (2 + quant_bytes(type)); }
 
+int32_t qb_repack_group_rows(int32_t type) { return type == QB_Q4_K ? QB_Q4K_X16_ROWS : quant_bytes(type) > 0 ? 4 : 0; }
+
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols) {
-    return quant_bytes(type) > 0 && rows > 0 && rows % 4 == 0 && cols > 0 && cols % 32 == 0;
+    int64_t g = qb_repack_group_rows(type), per = type == QB_Q4_K ? 256 : 32;
+    return g > 0 && rows > 0 && rows % g == 0 && cols > 0 && cols % per == 0;
 }
 
 int64_t qb_repack_bytes(int32_t type, int64_t rows, int64_t cols) {
+    if (type == QB_Q4_K) return rows / QB_Q4K_X16_ROWS * (cols / 256) * QB_Q4K_X16_BYTES;
     return rows / 4 * (cols / 32) * group_block_bytes(type);
 }
 
+// Q4_K's 16-row layout (qb_repack.h): group-block `o` from plain super-block b of each row.
+static void repack_q4k(const uint8_t *src, uint8_t *dst, int64_t g0, int64_t g1, int64_t nb) {
+    for (int64_t g = g0; g < g1; g++) {
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t *o = dst + (g * nb + b) * QB_Q4K_X16_BYTES;
+            for (int r = 0; r < QB_Q4K_X16_ROWS; r++) {
+                const uint8_t *blk = src + ((QB_Q4K_X16_ROWS * g + r) * nb + b) * 144;
+                memcpy(o + 2 * r, blk, 2);
+                memcpy(o + QB_Q4K_X16_DMIN + 2 * r, blk + 2, 2);
+                uint32_t hi = 0;
+                for (int j = 0; j < 8; j++) {
+                    uint8_t sc, mn;
+                    get_scale_min_k4(j, blk + 4, &sc, &mn);
+                    o[QB_Q4K_X16_LO + 16 * j + r] = (uint8_t)((sc & 0xF) | (mn & 0xF) << 4);
+                    hi |= (uint32_t)(sc >> 4) << (2 * j) | (uint32_t)(mn >> 4) << (16 + 2 * j);
+                    const uint8_t *q = blk + 16 + 32 * (j / 2);
+                    int shift = 4 * (j & 1);
+                    uint8_t *v = o + QB_Q4K_X16_QS + 256 * j + 4 * r;
+                    for (int t = 0; t < 4; t++)
+                        for (int k = 0; k < 4; k++)
+                            v[64 * t + k] = (uint8_t)(((q[4 * t + k] >> shift) & 0xF) | (((q[16 + 4 * t + k] >> shift) & 0xF) << 4));
+                }
+                memcpy(o + QB_Q4K_X16_HI + 4 * r, &hi, 4);
+            }
+        }
+    }
+}
+
+// Row `r`'s super-block b of Q4_K's 16-row layout back to its plain 144 bytes: the 6-bit
+// packing of the scales is a bijection, undone exactly.
+static void unpack_q4k_block(const uint8_t *w, int64_t r, int64_t b, int64_t nb, uint8_t *out) {
+    const uint8_t *g = w + ((r / QB_Q4K_X16_ROWS) * nb + b) * QB_Q4K_X16_BYTES;
+    int rr = (int)(r % QB_Q4K_X16_ROWS);
+    memcpy(out, g + 2 * rr, 2);
+    memcpy(out + 2, g + QB_Q4K_X16_DMIN + 2 * rr, 2);
+    uint8_t sc[8], mn[8];
+    for (int j = 0; j < 8; j++) q4k_x16_scale_min(g, j, rr, sc + j, mn + j);
+    for (int j = 0; j < 4; j++) {
+        out[4 + j] = (uint8_t)(sc[j] | (sc[j + 4] >> 4) << 6);
+        out[8 + j] = (uint8_t)(mn[j] | (mn[j + 4] >> 4) << 6);
+        out[12 + j] = (uint8_t)((sc[j + 4] & 0xF) | (mn[j + 4] & 0xF) << 4);
+    }
+    memset(out + 16, 0, 128);
+    for (int j = 0; j < 8; j++) {
+        uint8_t *q = out + 16 + 32 * (j / 2);
+        int shift = 4 * (j & 1);
+        const uint8_t *v = g + QB_Q4K_X16_QS + 256 * j + 4 * rr;
+        for (int t = 0; t < 4; t++)
+            for (int k = 0; k < 4; k++) {
+                q[4 * t + k] |= (uint8_t)((v[64 * t + k] & 0xF) << shift);
+                q[16 + 4 * t + k] |= (uint8_t)((v[64 * t + k] >> 4) << shift);
+            }
+    }
+}
+
 void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols) {
+    if (type == QB_Q4_K) return repack_q4k(src, dst, g0, g1, cols / 256);
     int64_t nb = cols / 32, qb = quant_bytes(type), bb = 2 + qb, gbb = group_block_bytes(type);
     for (int64_t g = g0; g < g1; g++) {
         uint8_t *out = (uint8_t *)dst + g * nb * gbb;
@@ -35,6 +96,12 @@ void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1,
 }
 
 void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols) {
+    if (type == QB_Q4_K) {
+        int64_t nb = cols / 256;
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t b = 0; b < nb; b++) unpack_q4k_block(src, r, b, nb, (uint8_t *)dst + ((r - r0) * nb + b) * 144);
+        return;
+    }
     int64_t nb = cols / 32, qb = quant_bytes(type), bb = 2 + qb;
     for (int64_t r = r0; r < r1; r++) {
         uint8_t *out = (uint8_t *)dst + (r - r0) * nb * bb;
@@ -48,6 +115,16 @@ void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, in
 }
 
 void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols) {
+    if (type == QB_Q4_K) {
+        int64_t nb = cols / 256;
+        uint8_t blk[144];
+        for (int64_t r = r0; r < r1; r++, dst += cols)
+            for (int64_t b = 0; b < nb; b++) {
+                unpack_q4k_block(w, r, b, nb, blk);
+                qb_dequantize_row(QB_Q4_K, blk, dst + 256 * b, 256);
+            }
+        return;
+    }
     int64_t nb = cols / 32;
     for (int64_t r = r0; r < r1; r++, dst += cols) {
         for (int64_t b = 0; b < nb; b++) {

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include "qb_formats.h"
+#include "qb_repack.h"
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -68,6 +69,16 @@ static inline void q4k_unpack_scales(const uint8_t *q, uint64_t *sc, uint64_t *m
     memcpy(&u2, q + 8, 4);
     *sc = (uint64_t)(u0 & 0x3f3f3f3fu) | (uint64_t)((u2 & 0x0f0f0f0fu) | ((u0 >> 2) & 0x30303030u)) << 32;
     *mn = (uint64_t)(u1 & 0x3f3f3f3fu) | (uint64_t)(((u2 >> 4) & 0x0f0f0f0fu) | ((u1 >> 2) & 0x30303030u)) << 32;
+}
+
+// Sub-block j's 6-bit scale and minimum of row r (0..15) in a super-block `g` of Q4_K's
+// 16-row decode layout (qb_repack.h).
+static inline void q4k_x16_scale_min(const uint8_t *g, int j, int r, uint8_t *sc, uint8_t *mn) {
+    uint8_t lo = g[QB_Q4K_X16_LO + 16 * j + r];
+    uint32_t hi;
+    memcpy(&hi, g + QB_Q4K_X16_HI + 4 * r, 4);
+    *sc = (uint8_t)((lo & 0xF) | ((hi >> (2 * j)) & 3) << 4);
+    *mn = (uint8_t)((lo >> 4) | ((hi >> (16 + 2 * j)) & 3) << 4);
 }
 
 // Block b of `row` in a Q4_0/Q8_0 matrix in the four-row interleaved layout of qb_repack.h
