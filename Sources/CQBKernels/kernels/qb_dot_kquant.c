@@ -1,4 +1,5 @@
-// Decode products of Q4_K and Q6_K rows with activations quantized per 256 values (q8k).
+// Decode products of Q4_K and Q6_K rows, and of Q4_K's 16-row decode groups, with
+// activations quantized per 256 values (q8k).
 #include "qb_dot_kquant.h"
 #include "qb_blocks.h"
 #include "qb_repack.h"
@@ -265,14 +266,14 @@ static inline int32_t act4(const int8_t *p) {
 #endif
 
 #if defined(QB_AVX512)
-// One vpdpbusd per four values of the 16 rows (their lanes) against a broadcast of four
-// activations; a sub-block's low and high nibbles (values 0..15 and 16..31) summed apart,
-// then scaled by the rows' sc_j in int32. No software prefetch: the stream is one linear run
-// the hardware prefetcher follows at the core's rate (26 GB/s on Zen 4, 65536 x 2048), and
-// a group-block's 37 line prefetches issued together halved it.
 // v >> n for n >= 0, v << -n otherwise (n a constant once the loop unrolls).
 static inline __m512i shift_bits(__m512i v, int n) { return n >= 0 ? _mm512_srli_epi32(v, n) : _mm512_slli_epi32(v, -n); }
 
+// One vpdpbusd per four values of the 16 rows (their lanes) against a broadcast of four
+// activations; a sub-block's low and high nibbles (values 0..15 and 16..31) summed apart,
+// then scaled by the rows' sc_j in int32. No software prefetch: the stream is one linear run
+// the hardware prefetcher follows at the core's rate (26-30 GB/s on Zen 4, 65536 x 2048),
+// and a group-block's 37 line prefetches issued together halved it.
 static void q4_K_x16_512(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512 acc = _mm512_setzero_ps();
