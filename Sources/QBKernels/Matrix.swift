@@ -118,9 +118,9 @@ public enum MatrixLayout: Sendable, Hashable {
     /// GGML blocks of four consecutive rows interleaved block by block, with each block's
     /// four scales together (Q4_0 and Q8_0; see qb_repack.h). Same bytes, moved.
     case interleaved4
-    /// Q4_K super-blocks of sixteen consecutive rows together, scales unpacked to bytes and
-    /// quants ordered for four values of all sixteen rows per load (qb_repack.h): the same
-    /// values, 2.8% more bytes.
+    /// Q4_K super-blocks of sixteen consecutive rows together, their scales split into low
+    /// and high bits and their quants ordered for four values of all sixteen rows per load
+    /// (qb_repack.h). Same values, as many bytes.
     case interleaved16
 }
 

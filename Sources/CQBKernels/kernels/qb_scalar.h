@@ -1,9 +1,9 @@
 // Private helpers shared by the C kernels (not part of the module's public headers):
-// half and bfloat16 widening, MLX scale loads, Q4_K/Q5_K 6-bit scale unpacking, the address
-// of a block in the four-row interleaved layout, nibble unpacking, int8 dot steps, the
-// horizontal sum of eight floats, a 16x16 dword transpose, the f32 dot product and axpy
-// (inlined into attention as into the dense kernels), and the vector exponential shared by
-// softmax and attention.
+// half and bfloat16 widening, MLX scale loads, Q4_K/Q5_K 6-bit scale unpacking (plain and in
+// Q4_K's 16-row decode layout), the address of a block in the four-row interleaved layout,
+// nibble unpacking, int8 dot steps, the horizontal sum of eight floats, a 16x16 dword
+// transpose, the f32 dot product and axpy (inlined into attention as into the dense
+// kernels), and the vector exponential shared by softmax and attention.
 #ifndef QB_SCALAR_H
 #define QB_SCALAR_H
 #include <stdint.h>
