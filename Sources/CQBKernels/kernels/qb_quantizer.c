@@ -167,17 +167,7 @@ static void quant_q4_K(const float *x, block_q4_K *y, int64_t nb) {
             ls[j] = a > 63 ? 63 : a;
             lm[j] = b > 63 ? 63 : b;
         }
-        memset(y[i].scales, 0, 12);
-        for (int j = 0; j < 8; j++) {
-            if (j < 4) {
-                y[i].scales[j] = ls[j];
-                y[i].scales[j + 4] = lm[j];
-            } else {
-                y[i].scales[j + 4] = (ls[j] & 0xF) | ((lm[j] & 0xF) << 4);
-                y[i].scales[j - 4] |= ((ls[j] >> 4) << 6);
-                y[i].scales[j - 0] |= ((lm[j] >> 4) << 6);
-            }
-        }
+        q4k_pack_scales(ls, lm, y[i].scales);
         y[i].d = f2h(max_scale / 63.f);
         y[i].dmin = f2h(max_min / 63.f);
         float d = h2f(y[i].d), dmin = h2f(y[i].dmin);

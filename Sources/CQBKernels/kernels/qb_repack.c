@@ -62,11 +62,7 @@ static void unpack_q4k_block(const uint8_t *w, int64_t r, int64_t b, int64_t nb,
     memcpy(out + 2, g + QB_Q4K_X16_DMIN + 2 * rr, 2);
     uint8_t sc[8], mn[8];
     for (int j = 0; j < 8; j++) q4k_x16_scale_min(g, j, rr, sc + j, mn + j);
-    for (int j = 0; j < 4; j++) {
-        out[4 + j] = (uint8_t)(sc[j] | (sc[j + 4] >> 4) << 6);
-        out[8 + j] = (uint8_t)(mn[j] | (mn[j + 4] >> 4) << 6);
-        out[12 + j] = (uint8_t)((sc[j + 4] & 0xF) | (mn[j + 4] & 0xF) << 4);
-    }
+    q4k_pack_scales(sc, mn, out + 4);
     memset(out + 16, 0, 128);
     for (int j = 0; j < 8; j++) {
         uint8_t *q = out + 16 + 32 * (j / 2);

@@ -60,6 +60,21 @@ static inline void get_scale_min_k4(int j, const uint8_t *q, uint8_t *d, uint8_t
     }
 }
 
+// The inverse: eight 6-bit scales and minimums packed into a K-quant block's 12 bytes.
+static inline void q4k_pack_scales(const uint8_t sc[8], const uint8_t mn[8], uint8_t q[12]) {
+    memset(q, 0, 12);
+    for (int j = 0; j < 8; j++) {
+        if (j < 4) {
+            q[j] = sc[j];
+            q[j + 4] = mn[j];
+        } else {
+            q[j + 4] = (uint8_t)((sc[j] & 0xF) | ((mn[j] & 0xF) << 4));
+            q[j - 4] |= (uint8_t)((sc[j] >> 4) << 6);
+            q[j - 0] |= (uint8_t)((mn[j] >> 4) << 6);
+        }
+    }
+}
+
 // All eight 6-bit scales (byte j of *sc) and minimums (*mn) of a K-quant block's 12 scale
 // bytes at once (get_scale_min_k4 for j = 0..7).
 static inline void q4k_unpack_scales(const uint8_t *q, uint64_t *sc, uint64_t *mn) {
