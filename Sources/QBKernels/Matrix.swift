@@ -116,7 +116,7 @@ public enum MatrixLayout: Sendable, Hashable {
     /// Row after row, as stored in model files.
     case rows
     /// GGML blocks of four consecutive rows interleaved block by block, with each block's
-    /// four scales together (Q4_0 and Q8_0; see qb_repack.h). Same bytes, moved.
+    /// four scales together (Q4_0, Q5_0 and Q8_0; see qb_repack.h). Same bytes, moved.
     case interleaved4
     /// Q4_K super-blocks of sixteen consecutive rows together, their scales split into low
     /// and high bits and their quants ordered for four values of all sixteen rows per load

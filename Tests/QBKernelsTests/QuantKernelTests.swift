@@ -144,7 +144,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
     func testInterleavedLayoutMatchesPlainRows() throws {
         try onEveryKernelSet {
             let rows = 36, cols = 320
-            for t in [GGMLType.q4_0, .q8_0] {
+            for t in [GGMLType.q4_0, .q5_0, .q8_0] {
                 let plain = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))
                 if t == .q8_0 {
                     // GGML's quantizer never writes -128; files may. |w| must stay exact for it.
@@ -275,6 +275,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                     cases.append(("\(t)", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))))
                     for width in [cols, 640, 96] { cases.append(("\(t) random blocks, \(width) columns", randomBlocks(t, rows: rows, cols: width))) }
                 }
+                cases.append(("Q5_0 interleaved, 640 columns", randomBlocks(.q5_0, rows: rows, cols: 640).interleavedForDecode(pool: ThreadPool(threads: 1))!))
             } else {
                 for t in [GGMLType.q5_0, .q5_1] { XCTAssertFalse(IntTiles.fits(randomBlocks(t, rows: rows, cols: cols)), "\(t) on the portable set") }
             }

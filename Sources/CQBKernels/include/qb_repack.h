@@ -12,7 +12,10 @@
 //
 // For each group of 4 rows and each block b along the row: the 4 f16 scales of rows 0..3,
 // then the quants of block b of rows 0..3 (Q4_0: 16 bytes each, Q8_0: 32 bytes each) —
-// 4 x 18 and 4 x 34 bytes, the size of the plain blocks.
+// 4 x 18 and 4 x 34 bytes, the size of the plain blocks. Q5_0 puts its fifth bits between
+// the scales and the quants: the 16 of values 0..15 of rows 0..3 as four 16-bit words, then
+// those of values 16..31 (each eight bytes one mask of the four rows' 64 nibbles, in the
+// quants' order) — 4 x 22 bytes.
 
 //
 // Q4_K takes groups of 16 rows (qb_matvec_q4_k_x16): for each group and super-block b, the
@@ -30,7 +33,7 @@
 #define QB_Q4K_X16_HI 192
 #define QB_Q4K_X16_QS 256
 
-// Whether a matrix of this type and shape has a repacked form (Q4_0/Q8_0 with rows % 4,
+// Whether a matrix of this type and shape has a repacked form (Q4_0/Q5_0/Q8_0 with rows % 4,
 // Q4_K with rows % 16).
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols);
 // Rows per group of the type's repacked form (4, or 16 for Q4_K; 0 without one).
@@ -43,7 +46,7 @@ void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1,
 void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols);
 // Dequantizes rows [r0, r1) of a repacked matrix to f32, contiguous (rows x cols).
 void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols);
-// y[4g..4g+3] for row groups [g0, g1) of a repacked Q4_0/Q8_0 matrix; x quantized (cols/32
+// y[4g..4g+3] for row groups [g0, g1) of a repacked Q4_0/Q5_0/Q8_0 matrix; x quantized (cols/32
 // q8a blocks). (Q4_K's groups: qb_matvec_q4_k_x16, qb_dot_kquant.h.)
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols);
 // The same for `n` activation rows at once (batched decode): ys[i][4g..4g+3] from xs[i],

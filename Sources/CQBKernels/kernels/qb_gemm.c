@@ -91,11 +91,20 @@ static inline float offset_m(int32_t type, float d) {
     return (float)symmetric_k(type, &width) * d;
 }
 
-// Block b of `row` in a Q5_0 or Q5_1 matrix (rows of nb blocks): D and M of the tile
-// (Q5_0: d and -16d, exact; Q5_1: d and m), the 32 fifth bits in `qh` (bit j is value j's:
-// values 0..15 are the low nibbles of the 16 quant bytes, 16..31 the high ones), its quants returned.
-static inline const uint8_t *q5_block(int32_t type, const void *w, int64_t row, int64_t b, int64_t nb, float *d,
-                                      float *m, uint32_t *qh) {
+// Block b of `row` in a Q5_0 (plain or, when `interleaved`, four-row interleaved) or Q5_1
+// matrix (rows of nb blocks): D and M of the tile (Q5_0: d and -16d, exact; Q5_1: d and m),
+// the 32 fifth bits in `qh` (bit j is value j's: values 0..15 are the low nibbles of the 16
+// quant bytes, 16..31 the high ones), its quants returned.
+static inline const uint8_t *q5_block(int32_t type, int32_t interleaved, const void *w, int64_t row, int64_t b, int64_t nb,
+                                      float *d, float *m, uint32_t *qh) {
+    if (interleaved) {
+        qb_half hd;
+        const uint8_t *qs = qb_interleaved_block(QB_Q5_0, w, row, b, nb, &hd);
+        *d = h2f(hd);
+        *m = offset_m(QB_Q5_0, *d);
+        *qh = qb_interleaved_qh(w, row, b, nb);
+        return qs;
+    }
     const uint8_t *blk = (const uint8_t *)w + (row * nb + b) * (type == QB_Q5_0 ? 22 : 24);
     qb_half hd;
     memcpy(&hd, blk, 2);
@@ -176,7 +185,7 @@ static inline void put_value_blocks16(uint8_t *tile, int32_t bits, int64_t b, __
     put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, b, v, both);
 }
 
-// Q4_0 and Q8_0 (plain or four-row interleaved), Q5_0 and Q5_1, two blocks at a time.
+// Q4_0, Q5_0 and Q8_0 (plain or four-row interleaved) and Q5_1, two blocks at a time.
 static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     const int32_t bits = type == QB_Q8_0 ? 8 : type == QB_Q4_0 ? 4 : 5;
     int64_t nb = cols / 32, bb = qb_gemm_tile_block_bytes(bits);
@@ -189,7 +198,7 @@ static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int6
                     // Byte j of the nibbles gets 16 where bit j of qh is set.
                     float d, m;
                     uint32_t qh;
-                    const uint8_t *qs = q5_block(type, w, r0 + r, b + k, nb, &d, &m, &qh);
+                    const uint8_t *qs = q5_block(type, interleaved, w, r0 + r, b + k, nb, &d, &m, &qh);
                     put_scale(tile, bb, b + k, r, d, m);
                     v[k][r] = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh));
                     continue;
@@ -304,7 +313,7 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
             for (int64_t b = 0; b < nb; b++) {
                 float d, m;
                 uint32_t qh;
-                const uint8_t *qs = q5_block(type, w, row, b, nb, &d, &m, &qh);
+                const uint8_t *qs = q5_block(type, interleaved, w, row, b, nb, &d, &m, &qh);
                 for (int j = 0; j < 16; j++) {
                     v[j] = (uint8_t)((qs[j] & 0xF) | (((qh >> j) & 1) << 4));
                     v[j + 16] = (uint8_t)((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));

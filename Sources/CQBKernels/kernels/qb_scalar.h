@@ -96,14 +96,24 @@ static inline void q4k_x16_scale_min(const uint8_t *g, int j, int r, uint8_t *sc
     *mn = (uint8_t)((lo >> 4) | ((hi >> (16 + 2 * j)) & 3) << 4);
 }
 
-// Block b of `row` in a Q4_0/Q8_0 matrix in the four-row interleaved layout of qb_repack.h
-// (rows of nb blocks): its f16 scale in `d`, its quants returned.
+// Block b of `row` in a Q4_0/Q5_0/Q8_0 matrix in the four-row interleaved layout of
+// qb_repack.h (rows of nb blocks): its f16 scale in `d`, its quants returned.
 static inline const uint8_t *qb_interleaved_block(int32_t type, const void *w, int64_t row, int64_t b, int64_t nb,
                                                   qb_half *d) {
-    int64_t qbytes = type == QB_Q4_0 ? 16 : 32;
-    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * 4 * (2 + qbytes);
+    int64_t qbytes = type == QB_Q8_0 ? 32 : 16, fifth = type == QB_Q5_0 ? 4 : 0;
+    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * 4 * (2 + fifth + qbytes);
     memcpy(d, g + 2 * (row % 4), 2);
-    return g + 8 + qbytes * (row % 4);
+    return g + 8 + 4 * fifth + qbytes * (row % 4);
+}
+
+// The 32 fifth bits of block b of `row` in a four-row interleaved Q5_0 matrix, as the plain
+// block's qh (bit j is value j's).
+static inline uint32_t qb_interleaved_qh(const void *w, int64_t row, int64_t b, int64_t nb) {
+    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * 88;
+    uint16_t lo, hi;
+    memcpy(&lo, g + 8 + 2 * (row % 4), 2);
+    memcpy(&hi, g + 16 + 2 * (row % 4), 2);
+    return (uint32_t)lo | (uint32_t)hi << 16;
 }
 
 #if defined(__AVX2__)
