@@ -92,7 +92,7 @@ enum IntTiles {
         switch w.format {
         case .ggml(.q4_0): return true
         case .ggml(.q8_0): return wideValues
-        case .ggml(.q5_0): return wideValues && w.layout != .interleaved16
+        case .ggml(.q5_0): return wideValues
         case .ggml(.q5_1): return wideValues && w.layout == .rows
         case .ggml(.q4_K): return w.layout != .interleaved4
         case .ggml(.q6_K): return w.layout == .rows
