@@ -5,47 +5,13 @@ import XCTest
 /// exit statuses and files. Speed is never asserted: the same binary on both sides may
 /// or may not be judged a regression by chance, so only 0 or 1 is required there.
 final class ABTests: XCTestCase {
-    /// The built `quantbench` and a way to run it (as CLITests does).
+    /// The built `quantbench`, run without the CI's `$GITHUB_STEP_SUMMARY` (an empty value
+    /// is no summary file) unless a test sets one.
     struct CLI {
-        var binary: URL {
-            var dir = Bundle.main.bundleURL
-            for _ in 0..<3 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("quantbench").path) {
-                dir = dir.deletingLastPathComponent()
-            }
-            return dir.appendingPathComponent("quantbench")
-        }
-
+        var binary: URL { QuantbenchCLI.binary }
         func quantbench(_ args: [String], environment: [String: String] = [:]) throws -> CLITests.Run {
-            let p = Process()
-            p.executableURL = binary
-            p.arguments = args
-            var env = ProcessInfo.processInfo.environment
-            env["GITHUB_STEP_SUMMARY"] = nil
-            for (k, v) in environment { env[k] = v }
-            p.environment = env
-            let out = Pipe(), err = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            try p.run()
-            // Drain stderr on another thread so neither pipe can fill and stall the child.
-            let errData = ErrBox()
-            let t = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
-            t.start()
-            let o = out.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            while !errData.done { usleep(1000) }
-            return CLITests.Run(status: p.terminationStatus, reason: p.terminationReason,
-                                stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: errData.value, as: UTF8.self))
+            try QuantbenchCLI.run(binary, args, environment: ["GITHUB_STEP_SUMMARY": ""].merging(environment) { $1 })
         }
-    }
-
-    final class ErrBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data = Data()
-        private var finished = false
-        func set(_ d: Data) { lock.withLock { data = d; finished = true } }
-        var done: Bool { lock.withLock { finished } }
-        var value: Data { lock.withLock { data } }
     }
 
     var cli = CLI()

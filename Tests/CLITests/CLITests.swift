@@ -7,32 +7,12 @@ final class CLITests: XCTestCase {
     static let root = Fixtures.repository
     static let fixtures = Fixtures.shared
 
-    var binary: URL {
-        // XCTest bundles sit beside the products they test.
-        var dir = Bundle.main.bundleURL
-        for _ in 0..<3 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("quantbench").path) {
-            dir = dir.deletingLastPathComponent()
-        }
-        return dir.appendingPathComponent("quantbench")
-    }
+    var binary: URL { QuantbenchCLI.binary }
 
-    struct Run { let status: Int32; let reason: Process.TerminationReason; let stdout: String; let stderr: String }
+    typealias Run = QuantbenchCLI.Run
 
     func quantbench(_ args: [String], environment: [String: String] = [:]) throws -> Run {
-        let p = Process()
-        p.executableURL = binary
-        p.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        p.environment = env
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Run(status: p.terminationStatus, reason: p.terminationReason,
-                   stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        try QuantbenchCLI.run(binary, args, environment: environment)
     }
 
     var dir: URL!

@@ -69,20 +69,7 @@ final class Gemma270MTests: XCTestCase {
         let margins: [(margin: Float, rival: Int32)]
     }
 
-    /// A value computed once per key, shared by the tests of one process.
-    final class Once<Value: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var values: [String: Value] = [:]
-        func value(_ key: String, _ make: () throws -> Value) throws -> Value {
-            lock.lock()
-            defer { lock.unlock() }
-            if let v = values[key] { return v }
-            let v = try make()
-            values[key] = v
-            return v
-        }
-    }
-    static let exactCache = Once<[ExactMargins]>()
+    static let exactCache = Memo<String, [ExactMargins]>()
 
     /// The greedy text of our engine, loaded as every command loads it (decode layout, f16
     /// KV cache as llama.cpp's default), against llama.cpp's 32 tokens of each prompt: equal,

@@ -46,33 +46,20 @@ public enum TestModels {
         public let tokenizer: any Tokenizer
     }
 
-    private static let folders = TinyFolders()
+    private static let folders = Memo<UInt64, String>()
 
     /// The folder of the tiny preset drawn with `seed` (made on first use in this process).
-    public static func tinyFolder(seed: UInt64) throws -> String { try folders.folder(seed: seed) }
+    public static func tinyFolder(seed: UInt64) throws -> String {
+        try folders.value(seed) {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-tiny-\(seed)-\(getpid())")
+            try ModelMaker.make(preset: .tiny, seed: seed, dtype: .f32, to: dir)
+            return dir.path
+        }
+    }
 
     /// The tiny preset drawn with `seed`, opened as every command opens a model.
     public static func tiny(seed: UInt64 = 11) throws -> Tiny {
         let model = try ModelPipeline.open(path: tinyFolder(seed: seed))
         return Tiny(model: model, tokenizer: try ModelPipeline.tokenizer(for: model, path: nil))
-    }
-}
-
-/// Tiny model folders by seed; tests run in parallel threads, hence the lock.
-private final class TinyFolders: @unchecked Sendable {
-    private let lock = NSLock()
-    private var made: [UInt64: Result<String, any Error>] = [:]
-
-    func folder(seed: UInt64) throws -> String {
-        try lock.withLock {
-            if let r = made[seed] { return try r.get() }
-            let r = Result<String, any Error> {
-                let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-tiny-\(seed)-\(getpid())")
-                try ModelMaker.make(preset: .tiny, seed: seed, dtype: .f32, to: dir)
-                return dir.path
-            }
-            made[seed] = r
-            return try r.get()
-        }
     }
 }

@@ -15,7 +15,14 @@
 // 4 x 18 and 4 x 34 bytes, the size of the plain blocks. Q5_0 puts its fifth bits between
 // the scales and the quants: the 16 of values 0..15 of rows 0..3 as four 16-bit words, then
 // those of values 16..31 (each eight bytes one mask of the four rows' 64 nibbles, in the
-// quants' order) — 4 x 22 bytes.
+// quants' order) — 4 x 22 bytes. The offsets inside one group-block:
+#define QB_X4_QH_LO 8     // Q5_0: fifth bits of values 0..15, rows 0..3 as four 16-bit words
+#define QB_X4_QH_HI 16    // Q5_0: fifth bits of values 16..31, likewise
+#define QB_X4_QS 8        // Q4_0, Q8_0: the quants of rows 0..3
+#define QB_X4_Q5_QS 24    // Q5_0: the quants of rows 0..3
+#define QB_X4_Q4_BYTES 72 // one group-block, 4 x 18
+#define QB_X4_Q5_BYTES 88 // 4 x 22
+#define QB_X4_Q8_BYTES 136 // 4 x 34
 
 //
 // Q4_K takes groups of 16 rows (qb_matvec_q4_k_x16): for each group and super-block b, the

@@ -12,8 +12,6 @@
 #include "qb_scalar.h"
 #include <string.h>
 
-// Bytes of one group-block: four f16 scales, then the four rows' 16 quant bytes each.
-enum { TILE_GROUP_BLOCK = 72 };
 
 // The definition, one output at a time: an exact integer sum per block, rounded once to
 // float, scaled by the product of the two scales and added with one rounding (fmaf). The
@@ -22,13 +20,13 @@ enum { TILE_GROUP_BLOCK = 72 };
 __attribute__((unused)) static void tiles_scalar(const uint8_t *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys,
                          int64_t n, int64_t g0, int64_t g1, int64_t nb) {
     for (int64_t g = g0; g < g1; g++) {
-        const uint8_t *grp = w + g * nb * TILE_GROUP_BLOCK;
+        const uint8_t *grp = w + g * nb * QB_X4_Q4_BYTES;
         for (int r = 0; r < 4; r++) {
             for (int64_t i = 0; i < n; i++) {
                 float acc = 0;
                 for (int64_t b = 0; b < nb; b++) {
-                    const uint8_t *blk = grp + b * TILE_GROUP_BLOCK;
-                    const uint8_t *q = blk + 8 + 16 * r;
+                    const uint8_t *blk = grp + b * QB_X4_Q4_BYTES;
+                    const uint8_t *q = blk + QB_X4_QS + 16 * r;
                     const qb_q8a *x = xs[i] + b;
                     qb_half hd;
                     memcpy(&hd, blk + 2 * r, 2);
@@ -84,17 +82,17 @@ static inline __attribute__((always_inline)) void tile_rows(const uint8_t *const
     __m512 acc[8];
     for (int k = 0; k < R; k++) acc[k] = _mm512_setzero_ps();
     // The next tile (prefetching past the matrix is harmless: a prefetch never faults).
-    const char *next = (const char *)grp[0] + 4 * nb * TILE_GROUP_BLOCK;
+    const char *next = (const char *)grp[0] + 4 * nb * QB_X4_Q4_BYTES;
     // Two blocks per iteration (with TILE_SCHEDULE below): see there.
 #pragma clang loop unroll_count(2)
     for (int64_t b = 0; b < nb; b++) {
-        const int64_t o = b * TILE_GROUP_BLOCK;
-        for (int64_t l = 4 * o; l < 4 * (o + TILE_GROUP_BLOCK); l += 64) _mm_prefetch(next + l, _MM_HINT_T1);
+        const int64_t o = b * QB_X4_Q4_BYTES;
+        for (int64_t l = 4 * o; l < 4 * (o + QB_X4_Q4_BYTES); l += 64) _mm_prefetch(next + l, _MM_HINT_T1);
         for (int i = 0; i < 4; i++) _mm_prefetch((const char *)grp[i] + o + TILE_PREFETCH_L1, _MM_HINT_T0);
-        const __m512i v0 = _mm512_loadu_si512((const void *)(grp[0] + o + 8));
-        const __m512i v1 = _mm512_loadu_si512((const void *)(grp[1] + o + 8));
-        const __m512i v2 = _mm512_loadu_si512((const void *)(grp[2] + o + 8));
-        const __m512i v3 = _mm512_loadu_si512((const void *)(grp[3] + o + 8));
+        const __m512i v0 = _mm512_loadu_si512((const void *)(grp[0] + o + QB_X4_QS));
+        const __m512i v1 = _mm512_loadu_si512((const void *)(grp[1] + o + QB_X4_QS));
+        const __m512i v2 = _mm512_loadu_si512((const void *)(grp[2] + o + QB_X4_QS));
+        const __m512i v3 = _mm512_loadu_si512((const void *)(grp[3] + o + QB_X4_QS));
         __m512i w0, w1, w2, w3;
         if (row_major) {
             // 128-bit lane r of v_i is row r of group i (its dwords q = 0..3).
@@ -184,7 +182,7 @@ TILE_SCHEDULE void qb_matvec_q4_0x16(const void *w, const qb_q8a *const *xs, con
     for (int64_t g = g0; g < g1; g += 4) {
         const int m = g1 - g < 4 ? (int)(g1 - g) : 4;
         const uint8_t *grp[4];
-        for (int i = 0; i < 4; i++) grp[i] = (const uint8_t *)w + (g + (i < m ? i : m - 1)) * nb * TILE_GROUP_BLOCK;
+        for (int i = 0; i < 4; i++) grp[i] = (const uint8_t *)w + (g + (i < m ? i : m - 1)) * nb * QB_X4_Q4_BYTES;
         const __mmask16 mask = m == 4 ? (__mmask16)0xFFFF : (__mmask16)((1u << (4 * m)) - 1);
         // Eight activation rows per pass over the tile (eight accumulators and the eight
         // nibble vectors fit the 32 registers); more rows read the tile again from cache.

@@ -14,6 +14,7 @@
 static int64_t quant_bytes(int32_t type) { return type == QB_Q4_0 || type == QB_Q5_0 ? 16 : type == QB_Q8_0 ? 32 : 0; }
 static int64_t fifth_bytes(int32_t type) { return type == QB_Q5_0 ? 4 : 0; }
 static int64_t group_block_bytes(int32_t type) { return 4 * (2 + fifth_bytes(type) + quant_bytes(type)); }
+static int64_t quants_offset(int32_t type) { return type == QB_Q5_0 ? QB_X4_Q5_QS : QB_X4_QS; }
 
 int32_t qb_repack_group_rows(int32_t type) { return type == QB_Q4_K ? QB_Q4K_X16_ROWS : quant_bytes(type) > 0 ? 4 : 0; }
 
@@ -88,10 +89,10 @@ void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1,
                 const uint8_t *blk = (const uint8_t *)src + ((4 * g + r) * nb + b) * bb;
                 memcpy(out + 2 * r, blk, 2);
                 if (fb) {  // Q5_0's qh: the fifth bits of values 0..15, then of 16..31
-                    memcpy(out + 8 + 2 * r, blk + 2, 2);
-                    memcpy(out + 16 + 2 * r, blk + 4, 2);
+                    memcpy(out + QB_X4_QH_LO + 2 * r, blk + 2, 2);
+                    memcpy(out + QB_X4_QH_HI + 2 * r, blk + 4, 2);
                 }
-                memcpy(out + 8 + 4 * fb + qb * r, blk + 2 + fb, (size_t)qb);
+                memcpy(out + quants_offset(type) + qb * r, blk + 2 + fb, (size_t)qb);
             }
         }
     }
@@ -164,15 +165,15 @@ static void matvec_scalar(int32_t type, const uint8_t *g, const qb_q8a *x, float
         for (int r = 0; r < 4; r++) {
             qb_half hd;
             memcpy(&hd, g + 2 * r, 2);
-            const uint8_t *q = g + 8 + 4 * fb + qb * r;
+            const uint8_t *q = g + quants_offset(type) + qb * r;
             int sum = 0;
             if (type == QB_Q4_0) {
                 for (int j = 0; j < 16; j++)
                     sum += ((q[j] & 0xF) - 8) * x[b].qs[j] + ((q[j] >> 4) - 8) * x[b].qs[j + 16];
             } else if (type == QB_Q5_0) {
                 uint16_t lo, hi;
-                memcpy(&lo, g + 8 + 2 * r, 2);
-                memcpy(&hi, g + 16 + 2 * r, 2);
+                memcpy(&lo, g + QB_X4_QH_LO + 2 * r, 2);
+                memcpy(&hi, g + QB_X4_QH_HI + 2 * r, 2);
                 for (int j = 0; j < 16; j++)
                     sum += (((q[j] & 0xF) | ((lo >> j) & 1) << 4) - 16) * x[b].qs[j] +
                            (((q[j] >> 4) | ((hi >> j) & 1) << 4) - 16) * x[b].qs[j + 16];
@@ -211,7 +212,7 @@ static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, c
     __m256 acc01 = _mm256_setzero_ps(), acc23 = _mm256_setzero_ps();
     __m128 off = _mm_setzero_ps();
     const __m256i lanes01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), lanes23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
-    const int64_t step = five ? 88 : 72, qs = five ? 24 : 8;
+    const int64_t step = five ? QB_X4_Q5_BYTES : QB_X4_Q4_BYTES, qs = five ? QB_X4_Q5_QS : QB_X4_QS;
     for (int64_t b = 0; b < nb; b++, g += step) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
         __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)x[b].qs));
@@ -225,8 +226,8 @@ static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, c
         __m256i l23 = _mm256_and_si256(q23, m4), h23 = _mm256_and_si256(_mm256_srli_epi16(q23, 4), m4);
         if (five) {
             uint64_t lo, hi;
-            memcpy(&lo, g + 8, 8);
-            memcpy(&hi, g + 16, 8);
+            memcpy(&lo, g + QB_X4_QH_LO, 8);
+            memcpy(&hi, g + QB_X4_QH_HI, 8);
             l01 = _mm256_or_si256(l01, q5_fifth_bits((uint32_t)lo));
             l23 = _mm256_or_si256(l23, q5_fifth_bits((uint32_t)(lo >> 32)));
             h01 = _mm256_or_si256(h01, q5_fifth_bits((uint32_t)hi));
@@ -255,13 +256,13 @@ static void q5_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { ni
 static void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t b = 0; b < nb; b++, g += 136) {
+    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
         __m256i xv = _mm256_loadu_si256((const __m256i *)x[b].qs);
         __m128 d = _mm_mul_ps(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g)), _mm_set1_ps(x[b].d));
         __m256 dd = _mm256_castps128_ps256(d);
         for (int r = 0; r < 4; r++) {
-            __m256i w = _mm256_loadu_si256((const __m256i *)(g + 8 + 32 * r));
+            __m256i w = _mm256_loadu_si256((const __m256i *)(g + QB_X4_QS + 32 * r));
             __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xv, w)), ones);
             acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_permutevar8x32_ps(dd, _mm256_set1_epi32(r)), acc[r]);
         }
@@ -290,7 +291,7 @@ static inline __attribute__((always_inline)) void nibbles_x4_512(const uint8_t *
     const __m512i quads = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     __m128 off = _mm_setzero_ps();
-    const int64_t step = five ? 88 : 72, qs = five ? 24 : 8;
+    const int64_t step = five ? QB_X4_Q5_BYTES : QB_X4_Q4_BYTES, qs = five ? QB_X4_Q5_QS : QB_X4_QS;
     for (int64_t b = 0; b < nb; b++, g += step) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
         __m512i q = _mm512_loadu_si512((const void *)(g + qs));
@@ -299,8 +300,8 @@ static inline __attribute__((always_inline)) void nibbles_x4_512(const uint8_t *
         __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
         if (five) {
             uint64_t ml, mh;
-            memcpy(&ml, g + 8, 8);
-            memcpy(&mh, g + 16, 8);
+            memcpy(&ml, g + QB_X4_QH_LO, 8);
+            memcpy(&mh, g + QB_X4_QH_HI, 8);
             lo = _mm512_mask_add_epi8(lo, (__mmask64)ml, lo, sixteen);
             hi = _mm512_mask_add_epi8(hi, (__mmask64)mh, hi, sixteen);
         }
@@ -326,11 +327,11 @@ static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) 
     const __m512i halves23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
     __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
     __m128 off = _mm_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, g += 136) {
+    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
         __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)x[b].qs));
-        __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + 8)), sign);
-        __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + 72)), sign);
+        __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS)), sign);
+        __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS + 64)), sign);
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
         off = _mm_fmadd_ps(d, _mm_set1_ps(x[b].s), off);
         __m512 dx = _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x[b].d)));
@@ -363,9 +364,9 @@ static inline __attribute__((always_inline)) void q4_0x4_512_rows(
         acc1[r] = _mm512_setzero_ps();
         off[r] = _mm_setzero_ps();
     }
-    for (int64_t b = 0; b < nb; b++, g += 72) {
+    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q4_BYTES) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
-        __m512i q = _mm512_loadu_si512((const void *)(g + 8));
+        __m512i q = _mm512_loadu_si512((const void *)(g + QB_X4_QS));
         __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
         for (int r = 0; r < R; r++) {
@@ -397,10 +398,10 @@ static inline __attribute__((always_inline)) void q8_0x4_512_rows(
         acc23[r] = _mm512_setzero_ps();
         off[r] = _mm_setzero_ps();
     }
-    for (int64_t b = 0; b < nb; b++, g += 136) {
+    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
-        __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + 8)), sign);
-        __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + 72)), sign);
+        __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS)), sign);
+        __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS + 64)), sign);
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
         for (int r = 0; r < R; r++) {
             const qb_q8a *x = xs[r] + b;

@@ -103,16 +103,16 @@ static inline const uint8_t *qb_interleaved_block(int32_t type, const void *w, i
     int64_t qbytes = type == QB_Q8_0 ? 32 : 16, fifth = type == QB_Q5_0 ? 4 : 0;
     const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * 4 * (2 + fifth + qbytes);
     memcpy(d, g + 2 * (row % 4), 2);
-    return g + 8 + 4 * fifth + qbytes * (row % 4);
+    return g + (fifth ? QB_X4_Q5_QS : QB_X4_QS) + qbytes * (row % 4);
 }
 
 // The 32 fifth bits of block b of `row` in a four-row interleaved Q5_0 matrix, as the plain
 // block's qh (bit j is value j's).
 static inline uint32_t qb_interleaved_qh(const void *w, int64_t row, int64_t b, int64_t nb) {
-    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * 88;
+    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * QB_X4_Q5_BYTES;
     uint16_t lo, hi;
-    memcpy(&lo, g + 8 + 2 * (row % 4), 2);
-    memcpy(&hi, g + 16 + 2 * (row % 4), 2);
+    memcpy(&lo, g + QB_X4_QH_LO + 2 * (row % 4), 2);
+    memcpy(&hi, g + QB_X4_QH_HI + 2 * (row % 4), 2);
     return (uint32_t)lo | (uint32_t)hi << 16;
 }
 
