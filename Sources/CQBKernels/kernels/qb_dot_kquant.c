@@ -265,15 +265,31 @@ static inline int32_t act4(const int8_t *p) {
 }
 #endif
 
+// The 16-row group-blocks are one linear stream. On Zen 4 the hardware prefetcher alone kept
+// it at the core's rate (26-30 GB/s), and a group-block's 36 line prefetches issued together
+// halved it; one Intel core (Emerald Rapids) streamed it at 8.8 GB/s without software
+// prefetch, where the plain row kernels, which prefetch, reached 12.6-13.5. So the
+// group-block two ahead is fetched spread over the eight sub-blocks, lines 4j..4j+3 at
+// sub-block j and the last four at sub-block 0: 12.8 GB/s on that core
+// (results/x16-prefetch-2026-11-27/).
+#if defined(__AVX2__)
+enum { X16_AHEAD = 2 * QB_Q4K_X16_BYTES };
+static inline __attribute__((always_inline)) void x16_prefetch(const uint8_t *g, int j) {
+    const char *at = (const char *)g + X16_AHEAD;
+    for (int l = 0; l < 4; l++) _mm_prefetch(at + 256 * j + 64 * l, _MM_HINT_T0);
+    if (j == 0)
+        for (int l = 0; l < 4; l++) _mm_prefetch(at + 2048 + 64 * l, _MM_HINT_T0);
+}
+#endif
+
 #if defined(QB_AVX512)
 // v >> n for n >= 0, v << -n otherwise (n a constant once the loop unrolls).
 static inline __m512i shift_bits(__m512i v, int n) { return n >= 0 ? _mm512_srli_epi32(v, n) : _mm512_slli_epi32(v, -n); }
 
 // One vpdpbusd per four values of the 16 rows (their lanes) against a broadcast of four
 // activations; a sub-block's low and high nibbles (values 0..15 and 16..31) summed apart,
-// then scaled by the rows' sc_j in int32. No software prefetch: the stream is one linear run
-// the hardware prefetcher follows at the core's rate (26-30 GB/s on Zen 4, 65536 x 2048),
-// and a group-block's 37 line prefetches issued together halved it.
+// then scaled by the rows' sc_j in int32. The group-block ahead is prefetched four lines per
+// sub-block (x16_prefetch).
 static void q4_K_x16_512(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512 acc = _mm512_setzero_ps();
@@ -284,6 +300,7 @@ static void q4_K_x16_512(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb
         const __m512i top = _mm512_loadu_si512((const void *)(g + QB_Q4K_X16_HI)), m0f = _mm512_set1_epi32(0x0F),
                       m30 = _mm512_set1_epi32(0x30);
         for (int j = 0; j < 8; j++) {
+            x16_prefetch(g, j);
             const uint8_t *q = g + QB_Q4K_X16_QS + 256 * j;
             const int8_t *x = a[i].qs + 32 * j;
             __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
@@ -324,6 +341,7 @@ static void q4_K_x16_avx2(const uint8_t *g, const qb_q8k *a, float *y, int64_t n
             const __m256i top = _mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_HI + 32 * h)), m0f = _mm256_set1_epi32(0x0F),
                           m30 = _mm256_set1_epi32(0x30);
             for (int j = 0; j < 8; j++) {
+                if (h == 0) x16_prefetch(g, j);
                 const uint8_t *q = g + QB_Q4K_X16_QS + 256 * j + 32 * h;
                 const int8_t *x = a[i].qs + 32 * j;
                 __m256i p = _mm256_setzero_si256();
