@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import XCTest
+import QBTestSupport
 
 /// `quantbench chat` as a person uses it: the real binary on a pseudo-terminal, typing
 /// lines, Ctrl-C (the terminal turns byte 0x03 into SIGINT for the chat's process group)
@@ -19,14 +20,7 @@ final class ChatPTYTests: XCTestCase {
 
     override func tearDown() { try? FileManager.default.removeItem(at: dir) }
 
-    var binary: URL {
-        // XCTest bundles sit beside the products they test.
-        var d = Bundle.main.bundleURL
-        for _ in 0..<3 where !FileManager.default.fileExists(atPath: d.appendingPathComponent("quantbench").path) {
-            d = d.deletingLastPathComponent()
-        }
-        return d.appendingPathComponent("quantbench")
-    }
+    var binary: URL { TestProcess.product("quantbench") }
 
     /// The built-in tiny model (made on first use in a private cache), greedy, with its
     /// end-of-sequence ids banned so every reply runs to --max-tokens: there is always a

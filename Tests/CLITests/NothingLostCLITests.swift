@@ -7,13 +7,7 @@ import QBTestSupport
 /// sample" never pass as success, running out of memory is one line, errors read like the
 /// rest. Each test failed on the code before the fix (noted per test).
 final class NothingLostCLITests: XCTestCase {
-    var binary: URL {
-        var dir = Bundle.main.bundleURL
-        for _ in 0..<3 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("quantbench").path) {
-            dir = dir.deletingLastPathComponent()
-        }
-        return dir.appendingPathComponent("quantbench")
-    }
+    var binary: URL { TestProcess.product("quantbench") }
 
     struct Run {
         let status: Int32

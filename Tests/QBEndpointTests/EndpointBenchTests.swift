@@ -71,13 +71,7 @@ final class EndpointBenchTests: XCTestCase {
     override func setUpWithError() throws { dir = try Fixtures.temporaryDirectory("endpoint") }
     override func tearDown() { if let dir { try? FileManager.default.removeItem(at: dir) } }
 
-    static var binary: URL {
-        var dir = Bundle.main.bundleURL
-        for _ in 0..<3 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("quantbench").path) {
-            dir = dir.deletingLastPathComponent()
-        }
-        return dir.appendingPathComponent("quantbench")
-    }
+    static var binary: URL { TestProcess.product("quantbench") }
 
     struct Run { let status: Int32; let stdout: String; let stderr: String }
 

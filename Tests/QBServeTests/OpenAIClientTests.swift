@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import QBTestSupport
 
 /// `quantbench serve` as a real process, driven by the `openai` Python package and raw
 /// HTTP (oracles/serve_client.py): streamed equals non-streamed text, a seeded request
@@ -10,29 +11,11 @@ import XCTest
 final class OpenAIClientTests: XCTestCase {
     static let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("oracles")
 
-    var binary: URL {
-        var dir = Bundle.main.bundleURL
-        for _ in 0..<3 where !FileManager.default.fileExists(atPath: dir.appendingPathComponent("quantbench").path) {
-            dir = dir.deletingLastPathComponent()
-        }
-        return dir.appendingPathComponent("quantbench")
-    }
+    var binary: URL { TestProcess.product("quantbench") }
 
     func python(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3"] + args
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        p.environment = env
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+        let r = try TestProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + args, environment: environment)
+        return (r.status, r.stdout, r.stderr)
     }
 
     func testOpenAIClientAgainstServe() throws {

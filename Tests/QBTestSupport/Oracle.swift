@@ -23,18 +23,8 @@ public enum Oracle {
 
     @discardableResult
     public static func run(_ arguments: [String]) throws -> Result {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3"] + arguments
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        // Read before waiting so a chatty child cannot fill the pipe and block.
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        let r = try TestProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments)
+        return Result(status: r.status, stdout: r.stdout, stderr: r.stderr)
     }
 
     /// Runs oracles/NAME with arguments; fails with its stderr if it exits non-zero.

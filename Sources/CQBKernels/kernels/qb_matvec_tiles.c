@@ -12,7 +12,6 @@
 #include "qb_scalar.h"
 #include <string.h>
 
-
 // The definition, one output at a time: an exact integer sum per block, rounded once to
 // float, scaled by the product of the two scales and added with one rounding (fmaf). The
 // sets without the vector path run it; QBKernels' Reference holds the same definition in
