@@ -202,12 +202,23 @@ static void widen_rows16(int32_t type, const uint8_t *src, float *dst, int64_t c
 // enough reads in flight (a 4096-position Q8_0 head pass took 52 us from memory, 21 us from
 // L2): the 16-row tile eight tiles ahead of `j0` is fetched while this one is computed. The
 // f16 group kernel gained nothing from it on Zen 4 and 1.13x at depth 4096 on an Intel
-// Xeon (Emerald Rapids), whose single core keeps fewer reads in flight; both loops use it.
+// Xeon (Emerald Rapids), whose single core keeps fewer reads in flight.
 enum { ATT_PREFETCH_TILES = 8 };
-static inline void prefetch_tile(const uint8_t *rows, int64_t j0, int64_t n, int64_t row) {
+
+// Part `part` of `parts` of that tile's lines. An f16 tile is 32 lines: issued at once, they
+// outnumber the core's line-fill buffers and the core waits for the first lines back before it
+// computes on; spread over the tile's work (a part per head for the keys, per position for the
+// values) they keep the stream and the arithmetic overlapping: 1.15x on a 4096-position f16
+// head pass from memory on the Intel Xeon (results/attention-f16-2026-11-28/). The Q8_0 loop
+// (17 lines a tile) showed no difference either way and fetches its tiles whole.
+static inline void prefetch_part(const uint8_t *rows, int64_t j0, int64_t n, int64_t row, int64_t part, int64_t parts) {
     if (j0 + (ATT_PREFETCH_TILES + 1) * 16 > n) return;
     const char *at = (const char *)rows + (j0 + ATT_PREFETCH_TILES * 16) * row;
-    for (int64_t b = 0; b < 16 * row; b += 64) _mm_prefetch(at + b, _MM_HINT_T0);
+    int64_t lines = (16 * row + 63) / 64;
+    for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; l++) _mm_prefetch(at + 64 * l, _MM_HINT_T0);
+}
+static inline void prefetch_tile(const uint8_t *rows, int64_t j0, int64_t n, int64_t row) {
+    prefetch_part(rows, j0, n, row, 0, 1);
 }
 
 // The sixteen sums of sixteen vectors, in order: halves of pairs added (512 -> 256 bits per
@@ -269,14 +280,16 @@ static inline __attribute__((always_inline)) void attention_group16(
     float w[ATT_TILE16 * 512];
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
         int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
-        prefetch_tile((const uint8_t *)k, j0, n, row);
         widen_rows16(type, (const uint8_t *)k + j0 * row, w, t, hd);
         // A last partial tile takes the same path with its missing rows zero: each score is
         // the same sum in the same order wherever its position falls, and the remainder
         // costs one tile, not a horizontal sum per position and head.
         if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
         const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
-        for (int64_t g = 0; g < group; g++) score_tile16(w, q + g * hd, hd, scale, scores + g * n + j0, keep);
+        for (int64_t g = 0; g < group; g++) {
+            prefetch_part((const uint8_t *)k, j0, n, row, g, group);
+            score_tile16(w, q + g * hd, hd, scale, scores + g * n + j0, keep);
+        }
     }
     for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
     // Values: the outputs of the group, 16 columns per unit (16 independent multiply-add
@@ -296,6 +309,19 @@ static inline __attribute__((always_inline)) void attention_group16(
         }
         for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
             int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
+            if (type == QB_F16) {
+                // Each f16 value row widened in registers as it is used, for all the heads:
+                // the same products as through the buffer, without its stores and loads.
+                const uint16_t *vh = (const uint16_t *)v + j0 * hd;
+                for (int64_t p = 0; p < t; p++) {
+                    prefetch_part((const uint8_t *)v, j0, n, row, p, ATT_TILE16);
+                    __m512 wv[16];
+                    for (int64_t c = 0; c < nc; c++)
+                        wv[c] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vh + p * hd + 16 * c)));
+                    for (int64_t i = 0; i < units; i++) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(prob[i][j0 + p]), wv[col[i] / 16], acc[i]);
+                }
+                continue;
+            }
             prefetch_tile((const uint8_t *)v, j0, n, row);
             widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
             for (int64_t p = 0; p < t; p++)
