@@ -273,11 +273,28 @@ static inline __attribute__((always_inline)) void accumulate_values16(const floa
     }
 }
 
+// Probabilities j0 ..< j0 + t of each head scaled by its 1 / sum, as qb_softmax's last pass
+// does to the whole row (the same products), a tile at a time just before its values use them.
+static inline void normalize_tile16(float *scores, int64_t n, int64_t group, int64_t j0, int64_t t, const float *inv) {
+    const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
+    for (int64_t g = 0; g < group; g++) {
+        float *x = scores + g * n + j0;
+        _mm512_mask_storeu_ps(x, keep, _mm512_mul_ps(_mm512_maskz_loadu_ps(keep, x), _mm512_set1_ps(inv[g])));
+    }
+}
+
+// The softmax is qb_softmax's, its passes folded into the loops: each head's maximum taken as
+// its scores are made, the exponentials and their sum in one pass (exp_sum), and the division
+// by the sum applied per tile of values (normalize_tile16). Max is exact and the products are
+// the same, so the probabilities are bitwise qb_softmax's, with two passes over the scores fewer.
 static inline __attribute__((always_inline)) void attention_group16(
     int32_t type, const float *q, const void *k, const void *v, int64_t n, int64_t hd, int64_t group, float scale,
     float *scores, float *out) {
     int64_t row = type == QB_F16 ? hd * 2 : hd / 32 * 34;
     float w[ATT_TILE16 * 512];
+    __m512 vmax[group];
+    float inv[group];
+    for (int64_t g = 0; g < group; g++) vmax[g] = _mm512_set1_ps(-INFINITY);
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
         int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
         widen_rows16(type, (const uint8_t *)k + j0 * row, w, t, hd);
@@ -289,9 +306,11 @@ static inline __attribute__((always_inline)) void attention_group16(
         for (int64_t g = 0; g < group; g++) {
             prefetch_part((const uint8_t *)k, j0, n, row, g, group);
             score_tile16(w, q + g * hd, hd, scale, scores + g * n + j0, keep);
+            // max_ps keeps its second operand where either is NaN, as qb_softmax's loop.
+            vmax[g] = _mm512_mask_max_ps(vmax[g], keep, _mm512_maskz_loadu_ps(keep, scores + g * n + j0), vmax[g]);
         }
     }
-    for (int64_t g = 0; g < group; g++) qb_softmax(scores + g * n, n);
+    for (int64_t g = 0; g < group; g++) inv[g] = 1.0f / exp_sum(scores + g * n, n, _mm512_reduce_max_ps(vmax[g]));
     // Values: the outputs of the group, 16 columns per unit (16 independent multiply-add
     // chains; each widened value row is loaded once for all the heads). Up to 16 units stay
     // in registers for the whole pass.
@@ -309,6 +328,7 @@ static inline __attribute__((always_inline)) void attention_group16(
         }
         for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
             int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
+            normalize_tile16(scores, n, group, j0, t, inv);
             if (type == QB_F16) {
                 // Each f16 value row widened in registers as it is used, for all the heads:
                 // the same products as through the buffer, without its stores and loads.
@@ -337,6 +357,7 @@ static inline __attribute__((always_inline)) void attention_group16(
     for (int64_t i = 0; i < units; i++) _mm512_storeu_ps(out + 16 * i, _mm512_setzero_ps());
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
         int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
+        normalize_tile16(scores, n, group, j0, t, inv);
         widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
         for (int64_t g = 0; g < group; g++) accumulate_values16(scores + g * n + j0, w, 0, t, out + g * hd, hd);
     }
