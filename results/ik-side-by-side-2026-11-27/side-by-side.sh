@@ -9,6 +9,7 @@
 #   PARTS   which parts to run (default "formats onethread mlx depth")
 #   FORMATS the files of the formats part (default "Q4_0 Q4_K_M Q8_0 gemma")
 #   ONETHREAD the files of the onethread part (default "Q4_0")
+#   DEPTH_KV the cache types of the depth part (default "f16 q8_0")
 # Writes into the current folder: ik-*, qb-* (llama-bench JSON on stdout, its Markdown on
 # stderr; bench's JSON, Markdown and console summary) and side-by-side.log.
 set -u
@@ -35,7 +36,7 @@ for r in $(seq "${FIRST:-1}" "$ROUNDS"); do
     mlx)         # our MLX q4-g64 conversion against ik's Q4_K_M, decode only
         pair mlx-vs-Q4_K_M "$MODELS/l1b-Q4_K_M.gguf" "$MODELS/l1b-mlx-q4-g64" 2 0 "" "--tokenizer $MODELS/l1b-f16.gguf" ;;
     depth)       # decode at depth 0 and 4096 with f16 and q8_0 caches, Q4_0
-        for kv in f16 q8_0; do
+        for kv in ${DEPTH_KV:-f16 q8_0}; do
             pair "Q4_0-depth-$kv" "$MODELS/l1b-Q4_0.gguf" "$MODELS/l1b-Q4_0.gguf" 2 0 \
                 "-gp 4096,128 -ctk $kv -ctv $kv" "--depth 0,4096 --kv-type $kv"
         done ;;
