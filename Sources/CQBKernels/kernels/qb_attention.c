@@ -209,7 +209,8 @@ enum { ATT_PREFETCH_TILES = 8 };
 // outnumber the core's line-fill buffers and the core waits for the first lines back before it
 // computes on; spread over the tile's work (a part per head for the keys, per position for the
 // values) they keep the stream and the arithmetic overlapping: 1.15x on a 4096-position f16
-// head pass from memory on the Intel Xeon (results/attention-f16-2026-11-28/). The Q8_0 loop
+// head pass from memory on one core of the Intel Xeon; two-thread decode, where each core has
+// half the bandwidth, showed no difference (results/attention-f16-2026-11-28/). The Q8_0 loop
 // (17 lines a tile) showed no difference either way and fetches its tiles whole.
 static inline void prefetch_part(const uint8_t *rows, int64_t j0, int64_t n, int64_t row, int64_t part, int64_t parts) {
     if (j0 + (ATT_PREFETCH_TILES + 1) * 16 > n) return;
