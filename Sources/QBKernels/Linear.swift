@@ -27,21 +27,36 @@ public enum Linear {
     ) {
         guard let cols = ws.first?.cols else { return }
         let input = QuantizedInput(ws, x, cols: cols, pool: pool)
-        // Units of work: rows, or the interleaved layouts' groups of rows.
-        let units = ws.map { $0.rows / $0.unitRows }
+        shareUnits(ws, tiles: ws.allSatisfy(takesQ4Tiles), pool: pool) { i, lo, hi in rows(ws[i], input, ys[i], lo, hi) }
+    }
+
+    /// Shares the units of `ws` (rows, or the interleaved layouts' groups of rows; the
+    /// matrices' units one after another) out over the pool and calls `body(i, lo, hi)` for
+    /// units lo..<hi of matrix i, each unit once. Chunks are tapered: the same size while
+    /// much work remains, then smaller (`ThreadPool.parallelForTapered`). With sixteen equal
+    /// chunks one thread idled at the end of most sections: a batched product is compute (8
+    /// rows of the 2048-column products take ~1 ms on two threads), and in single-row decode
+    /// the other thread streamed its last chunk alone at one core's bandwidth (tapered, a
+    /// two-thread decode ran about 1.03x on an Intel Xeon, by the medians of six `ab` runs
+    /// of Q4_0 and Q4_K_M, most of their intervals including 1; Q8_0 the same:
+    /// results/decode-chunks-2026-11-28/).
+    /// When every matrix takes the 16-row tiles (`tiles`), chunks are whole tiles and at
+    /// least four: each chunk's first tile starts cold (its prefetch came from the previous
+    /// tile), which cost 7% at two tiles a chunk and nothing measurable from four (8 rows,
+    /// one core).
+    static func shareUnits(_ ws: [Matrix], tiles: Bool, pool: ThreadPool, _ body: (Int, Int, Int) -> Void) {
         var offsets = [0]
-        for u in units { offsets.append(offsets.last! + u) }
-        let total = offsets.last!
-        let minimum = minimumUnits(ws)
+        for w in ws { offsets.append(offsets[offsets.count - 1] + w.rows / w.unitRows) }
+        let total = offsets[offsets.count - 1], minimum = minimumUnits(ws)
         var grain = pool.grain(for: total, minimum: minimum)
-        if ws.allSatisfy(takesQ4Tiles) { grain = tileGrain(grain) }
-        pool.parallelFor(total, grain: grain) { range, _ in
+        if tiles { grain = tileGrain(grain) }
+        pool.parallelForTapered(total, grain: grain, minimum: tiles ? 16 : minimum, align: tiles ? 4 : 1) { range, _ in
             var i = 0
             while i < ws.count, offsets[i + 1] <= range.lowerBound { i += 1 }
             var lo = range.lowerBound
             while lo < range.upperBound, i < ws.count {
                 let hi = min(range.upperBound, offsets[i + 1])
-                rows(ws[i], input, ys[i], lo - offsets[i], hi - offsets[i])
+                body(i, lo - offsets[i], hi - offsets[i])
                 lo = hi
                 i += 1
             }
@@ -130,58 +145,34 @@ extension Linear {
         if count == 1 && kernel == .best { return matvec(ws, x, ys, pool: pool) }
         guard let cols = ws.first?.cols, count > 0 else { return }
         let inputs = QuantizedInput.rows(ws, x, cols: cols, count: count, pool: pool)
-        let units = ws.map { $0.rows / $0.unitRows }
-        var offsets = [0]
-        for u in units { offsets.append(offsets[offsets.count - 1] + u) }
-        let total = offsets[offsets.count - 1]
-        let minimum = minimumUnits(ws)
         let tiles = ws.map { kernel == .best && takesQ4Tiles($0) }
-        var grain = pool.grain(for: total, minimum: minimum)
-        if tiles.allSatisfy({ $0 }) { grain = tileGrain(grain) }
         let block = batchUnitBlock
         // Interleaved Q4_0/Q8_0 take the multi-row kernels: each group's blocks are loaded and
         // unpacked once for several activation rows.
         let q8a: [UnsafePointer<qb_q8a>?] = inputs.map(\.q8a)
         let offs: [UnsafePointer<Int32>?] = inputs.map(\.offsets)
         let outRows: [[UnsafeMutablePointer<Float>?]] = zip(ws, ys).map { w, y in (0..<count).map { y + $0 * w.rows } }
-        // Tapered chunks: a batched product is compute (8 rows of the 2048-column products
-        // take ~1 ms on two threads), so uniform chunks left one thread idle for up to a
-        // sixteenth of it at the end of every product. At least four tiles a chunk: each
-        // chunk's first tile starts cold (its prefetch came from the previous tile), which
-        // cost 7% at two tiles a chunk and nothing measurable from four (8 rows, one core).
-        let allTiles = tiles.allSatisfy { $0 }
-        pool.parallelForTapered(total, grain: grain, minimum: allTiles ? 16 : minimum, align: allTiles ? 4 : 1) { range, _ in
-            var i = 0
-            while i < ws.count, offsets[i + 1] <= range.lowerBound { i += 1 }
-            var lo = range.lowerBound
-            while lo < range.upperBound, i < ws.count {
-                let w = ws[i], stride = w.rows
-                if w.layout == .interleaved4 {
-                    let hi = min(range.upperBound, offsets[i + 1])
-                    q8a.withUnsafeBufferPointer { xs in
-                        outRows[i].withUnsafeBufferPointer { yr in
-                            guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
-                            if tiles[i] {
-                                offs.withUnsafeBufferPointer { o in
-                                    guard let op = o.baseAddress else { return }
-                                    q4Tiles(w, xp, op, yp, count: count, lo - offsets[i], hi - offsets[i])
-                                }
-                            } else {
-                                qb_matvec_repacked_rows(
-                                    w.format.ggmlID, w.base, xp, yp, Int64(count), Int64(lo - offsets[i]),
-                                    Int64(hi - offsets[i]), Int64(w.cols))
+        shareUnits(ws, tiles: tiles.allSatisfy { $0 }, pool: pool) { i, lo, hi in
+            let w = ws[i]
+            if w.layout == .interleaved4 {
+                q8a.withUnsafeBufferPointer { xs in
+                    outRows[i].withUnsafeBufferPointer { yr in
+                        guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
+                        if tiles[i] {
+                            offs.withUnsafeBufferPointer { o in
+                                guard let op = o.baseAddress else { return }
+                                q4Tiles(w, xp, op, yp, count: count, lo, hi)
                             }
+                        } else {
+                            qb_matvec_repacked_rows(
+                                w.format.ggmlID, w.base, xp, yp, Int64(count), Int64(lo), Int64(hi), Int64(w.cols))
                         }
                     }
-                    lo = hi
-                } else {
-                    let hi = min(range.upperBound, offsets[i + 1], lo + block)
-                    for b in 0..<count {
-                        rows(w, inputs[b], ys[i] + b * stride, lo - offsets[i], hi - offsets[i])
-                    }
-                    lo = hi
                 }
-                if lo == offsets[i + 1] { i += 1 }
+                return
+            }
+            for b0 in stride(from: lo, to: hi, by: block) {
+                for b in 0..<count { rows(w, inputs[b], ys[i] + b * w.rows, b0, min(hi, b0 + block)) }
             }
         }
     }

@@ -279,7 +279,7 @@ final class KernelTests: XCTestCase, SeededKernelTestCase {
         XCTAssertEqual(bad, [])
     }
 
-    /// Tapered chunks (batched products): every item once, at any thread count, each chunk
+    /// Tapered chunks (the decode products): every item once, at any thread count, each chunk
     /// but the last a multiple of `align` and none below `minimum` but the last, sizes never
     /// growing after the first shrinks.
     func testTaperedChunksCoverEveryItemOnce() {
