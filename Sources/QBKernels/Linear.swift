@@ -34,12 +34,12 @@ public enum Linear {
     /// matrices' units one after another) out over the pool and calls `body(i, lo, hi)` for
     /// units lo..<hi of matrix i, each unit once. Chunks are tapered: the same size while
     /// much work remains, then smaller (`ThreadPool.parallelForTapered`). With sixteen equal
-    /// chunks one thread idled at the end of most sections: a batched product is compute (8
-    /// rows of the 2048-column products take ~1 ms on two threads), and in single-row decode
-    /// the other thread streamed its last chunk alone at one core's bandwidth (tapered, a
-    /// two-thread decode ran about 1.03x on an Intel Xeon, by the medians of six `ab` runs
-    /// of Q4_0 and Q4_K_M, most of their intervals including 1; Q8_0 the same:
-    /// results/decode-chunks-2026-11-28/).
+    /// chunks one thread could idle for up to a chunk at the end of a section: a batched
+    /// product is compute (8 rows of the 2048-column products take ~1 ms on two threads), and
+    /// in single-row decode the other thread streams its last chunk alone at one core's
+    /// bandwidth (tapered, a two-thread decode ran about 1.03x on an Intel Xeon, by the
+    /// medians of six `ab` runs of Q4_0 and Q4_K_M, most of their intervals including 1;
+    /// Q8_0 the same: results/decode-chunks-2026-11-28/).
     /// When every matrix takes the 16-row tiles (`tiles`), chunks are whole tiles and at
     /// least four: each chunk's first tile starts cold (its prefetch came from the previous
     /// tile), which cost 7% at two tiles a chunk and nothing measurable from four (8 rows,
