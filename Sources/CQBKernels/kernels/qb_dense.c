@@ -26,6 +26,7 @@ static inline float dot_half_row(const uint16_t *row, const float *x, int64_t co
     for (; i + 64 <= cols; i += 64) {
         _mm_prefetch((const char *)(row + i) + 4096, _MM_HINT_T0);
         _mm_prefetch((const char *)(row + i) + 4160, _MM_HINT_T0);
+        qb_prefetch_l2(row + i, 2);
         for (int k = 0; k < 4; k++) {
             __m256i h = _mm256_loadu_si256((const __m256i *)(row + i + 16 * k));
             __m512 w = bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);

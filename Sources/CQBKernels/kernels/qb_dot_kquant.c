@@ -82,6 +82,7 @@ static float q4_K_q8k_avx2(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 3);
         __m256i msum;
         uint64_t sc = q4k_scales(w + i, a + i, &msum);
         // The eight scales as 16-bit values in both lanes.
@@ -111,6 +112,7 @@ static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 4);
         __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
         // The -32 offset of every value, through the activations' sums per 16.
         __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)a[i].s16));
@@ -159,6 +161,7 @@ static float q4_K_q8k_512(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
     __m256 accm = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 3);
         __m256i msum;
         uint64_t sc = q4k_scales(w + i, a + i, &msum);
         __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
@@ -191,6 +194,7 @@ static float q6_K_q8k_512(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     __m256 accc = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 4);
         __m256i sc256 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
         __m512i sc16 = _mm512_castsi256_si512(sc256);
         // The -32 offset of every value, through the activations' sums per 16.
@@ -277,8 +281,11 @@ enum { X16_AHEAD = 2 * QB_Q4K_X16_BYTES };
 static inline __attribute__((always_inline)) void x16_prefetch(const uint8_t *g, int j) {
     const char *at = (const char *)g + X16_AHEAD;
     for (int l = 0; l < 4; l++) _mm_prefetch(at + 256 * j + 64 * l, _MM_HINT_T0);
-    if (j == 0)
+    qb_prefetch_l2(g + 256 * j, 4);
+    if (j == 0) {
         for (int l = 0; l < 4; l++) _mm_prefetch(at + 2048 + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(g + 2048, 4);
+    }
 }
 #endif
 

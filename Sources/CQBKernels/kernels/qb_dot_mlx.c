@@ -88,6 +88,7 @@ static float mlx4_row(const uint8_t *row, const void *scales, const void *biases
     for (int64_t b = 0; b < blocks; b += 8) {
         _mm_prefetch((const char *)(row + 16 * b) + 1024, _MM_HINT_T0);
         _mm_prefetch((const char *)(row + 16 * b) + 1088, _MM_HINT_T0);
+        qb_prefetch_l2(row + 16 * b, 2);
         int64_t g = srow + b / bpg;
         __m256 sd = _mm256_mul_ps(mlx_block_scales(scales, sdtype, g, bpg), _mm256_loadu_ps(xd + b));
         accb = _mm256_fmadd_ps(mlx_block_scales(biases, sdtype, g, bpg), _mm256_loadu_ps(xs + b), accb);
@@ -117,6 +118,7 @@ static float mlx4_row512(const uint8_t *row, const void *scales, const void *bia
         // 4 KiB ahead: a row is 1-4 KiB, and at 1 KiB the loads still waited on memory.
         _mm_prefetch((const char *)(row + 16 * b) + 4096, _MM_HINT_T0);
         _mm_prefetch((const char *)(row + 16 * b) + 4160, _MM_HINT_T0);
+        qb_prefetch_l2(row + 16 * b, 2);
         int64_t g = srow + b / bpg;
         __m512 sd = _mm512_castps256_ps512(_mm256_mul_ps(mlx_block_scales(scales, sdtype, g, bpg), _mm256_loadu_ps(xd + b)));
         accb = _mm256_fmadd_ps(mlx_block_scales(biases, sdtype, g, bpg), _mm256_loadu_ps(xs + b), accb);

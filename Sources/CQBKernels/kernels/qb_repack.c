@@ -215,6 +215,7 @@ static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, c
     const int64_t step = five ? QB_X4_Q5_BYTES : QB_X4_Q4_BYTES, qs = five ? QB_X4_Q5_QS : QB_X4_QS;
     for (int64_t b = 0; b < nb; b++, g += step) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
+        qb_prefetch_l2(g, 1);
         __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)x[b].qs));
         __m256i xhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x[b].qs + 16)));
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
@@ -258,6 +259,7 @@ static void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(g, 3);
         __m256i xv = _mm256_loadu_si256((const __m256i *)x[b].qs);
         __m128 d = _mm_mul_ps(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g)), _mm_set1_ps(x[b].d));
         __m256 dd = _mm256_castps128_ps256(d);
@@ -294,6 +296,7 @@ static inline __attribute__((always_inline)) void nibbles_x4_512(const uint8_t *
     const int64_t step = five ? QB_X4_Q5_BYTES : QB_X4_Q4_BYTES, qs = five ? QB_X4_Q5_QS : QB_X4_QS;
     for (int64_t b = 0; b < nb; b++, g += step) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
+        qb_prefetch_l2(g, 1);
         __m512i q = _mm512_loadu_si512((const void *)(g + qs));
         __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)x[b].qs));
         __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(x[b].qs + 16)));
@@ -329,6 +332,7 @@ static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) 
     __m128 off = _mm_setzero_ps();
     for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(g, 3);
         __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)x[b].qs));
         __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS)), sign);
         __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS + 64)), sign);
@@ -366,6 +370,7 @@ static inline __attribute__((always_inline)) void q4_0x4_512_rows(
     }
     for (int64_t b = 0; b < nb; b++, g += QB_X4_Q4_BYTES) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
+        qb_prefetch_l2(g, 1);
         __m512i q = _mm512_loadu_si512((const void *)(g + QB_X4_QS));
         __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
@@ -400,6 +405,7 @@ static inline __attribute__((always_inline)) void q8_0x4_512_rows(
     }
     for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(g, 3);
         __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS)), sign);
         __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS + 64)), sign);
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));

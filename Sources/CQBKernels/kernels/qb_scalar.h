@@ -19,6 +19,21 @@
 #define QB_AVX512 1
 #endif
 
+#if defined(__AVX2__)
+// Decode streams prefetch twice: into L1 a few KiB ahead (each kernel's own distance), and
+// into L2 this far ahead. One core of the Intel Xeon (Emerald Rapids) runs out of L1 fill
+// buffers on the near prefetches alone: the Q4_K sixteen-row groups and the Q6_K rows
+// streamed 12.3-12.8 GB/s from memory with them, 15.2-15.7 with the far ones added, where
+// plain loads stream 15.7-16 (results/prefetch-l2-2026-11-28/).
+enum { QB_L2_AHEAD = 12288 };
+
+// `lines` cache lines from `p + QB_L2_AHEAD` into L2 (a prefetch never faults, so running
+// past the end of the weights is harmless).
+static inline __attribute__((always_inline)) void qb_prefetch_l2(const void *p, int lines) {
+    for (int l = 0; l < lines; l++) _mm_prefetch((const char *)p + QB_L2_AHEAD + 64 * l, _MM_HINT_T1);
+}
+#endif
+
 // QB_REASSOC opens a block whose float reductions may be reassociated (vectorized).
 #define QB_REASSOC _Pragma("clang fp reassociate(on)")
 #define QB_UNROLL _Pragma("clang loop vectorize(enable) interleave_count(4)")
