@@ -21,10 +21,13 @@
 
 #if defined(__AVX2__)
 // Decode streams prefetch twice: into L1 a few KiB ahead (each kernel's own distance), and
-// into L2 this far ahead. One core of the Intel Xeon (Emerald Rapids) runs out of L1 fill
-// buffers on the near prefetches alone: the Q4_K sixteen-row groups and the Q6_K rows
-// streamed 12.3-12.8 GB/s from memory with them, 15.2-15.7 with the far ones added, where
-// plain loads stream 15.7-16 (results/prefetch-l2-2026-11-28/).
+// into L2 this far ahead (the Q4_0 sixteen-row tiles fetch their next tile into L2 instead).
+// With the near prefetches alone one core of the Intel Xeon (Emerald Rapids) streamed the
+// Q4_K sixteen-row groups and the Q6_K rows at 12.0-12.3 GB/s from memory, with the far ones
+// added 14.5-14.9, plain loads 15.3 (medians, one process; results/prefetch-l2-2026-11-28/).
+// Likely cause (not measured: no counters here): L1 prefetches wait in the core's few L1
+// fill buffers, which caps the lines in flight; the far ones start the memory reads earlier
+// and the near ones then find their lines in L2. Not measured on AMD CPUs.
 enum { QB_L2_AHEAD = 12288 };
 
 // `lines` cache lines from `p + QB_L2_AHEAD` into L2 (a prefetch never faults, so running
