@@ -96,7 +96,7 @@ enum IntTiles {
         case .ggml(.q5_1): return wideValues && w.layout == .rows
         case .ggml(.q4_K): return w.layout != .interleaved4
         case .ggml(.q6_K): return w.layout == .rows
-        case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout == .rows
+        case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout != .interleaved4
         default: return false
         }
     }
@@ -126,7 +126,9 @@ enum IntTiles {
     }
 
     static func pack(_ w: Matrix, rows r0: Int, into tile: UnsafeMutablePointer<UInt8>) {
-        if case .mlx(let q) = w.format {
+        if case .mlx(let q) = w.format, w.layout == .interleaved16 {
+            qb_pack_tile_mlx_x16(Int64(q.groupSize), q.scaleType.ggmlID, w.base, Int64(r0), Int64(w.cols), tile)
+        } else if case .mlx(let q) = w.format {
             qb_pack_tile_mlx(
                 Int32(q.bits), Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases,
                 q.scaleType.ggmlID, Int64(r0), Int64(w.cols), tile)

@@ -16,7 +16,8 @@ public struct Matrix: @unchecked Sendable {
     public let rows: Int
     public let cols: Int
     public let base: UnsafeRawPointer
-    /// MLX scales and biases, `[rows][cols / groupSize]` each.
+    /// MLX scales and biases, `[rows][cols / groupSize]` each (nil in the sixteen-row
+    /// layout, which holds them beside the values).
     public let scales: UnsafeRawPointer?
     public let biases: UnsafeRawPointer?
     /// Keeps the memory behind the pointers alive (mapped files or owned buffers).
@@ -66,6 +67,11 @@ public struct Matrix: @unchecked Sendable {
     public func rows(_ range: Range<Int>, into out: UnsafeMutablePointer<Float>) {
         let n = range.count * cols
         let offset = range.lowerBound * cols
+        if layout != .rows, case .mlx(let q) = format {
+            qb_dequantize_mlx_x16(
+                Int64(q.groupSize), q.scaleType.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
+            return
+        }
         if layout != .rows {
             qb_dequantize_repacked(
                 format.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
@@ -118,9 +124,10 @@ public enum MatrixLayout: Sendable, Hashable {
     /// GGML blocks of four consecutive rows interleaved block by block, with each block's
     /// four scales together (Q4_0, Q5_0 and Q8_0; see qb_repack.h). Same bytes, moved.
     case interleaved4
-    /// Q4_K super-blocks of sixteen consecutive rows together, their scales split into low
-    /// and high bits and their quants ordered for four values of all sixteen rows per load
-    /// (qb_repack.h). Same values, as many bytes.
+    /// Q4_K super-blocks (or 4-bit MLX groups) of sixteen consecutive rows together, their
+    /// scales split into low and high bits (MLX: the sixteen scales, then the biases) and
+    /// their quants ordered for four values of all sixteen rows per load (qb_repack.h).
+    /// Same values, as many bytes.
     case interleaved16
 }
 

@@ -6,19 +6,29 @@ import CQBKernels
 extension Matrix {
     /// Whether `interleavedForDecode` has a layout for this matrix.
     public var canInterleave: Bool {
-        layout == .rows && format.ggmlID >= 0 && qb_repack_supported(format.ggmlID, Int64(rows), Int64(cols)) != 0
+        guard layout == .rows else { return false }
+        if case .mlx(let q) = format {
+            return scales != nil && biases != nil
+                && qb_mlx_x16_supported(Int32(q.bits), Int64(q.groupSize), Int64(rows), Int64(cols)) != 0
+        }
+        return format.ggmlID >= 0 && qb_repack_supported(format.ggmlID, Int64(rows), Int64(cols)) != 0
     }
 
     /// Bytes of the interleaved layout (nil when there is none).
     public var interleavedBytes: Int? {
-        canInterleave ? Int(qb_repack_bytes(format.ggmlID, Int64(rows), Int64(cols))) : nil
+        guard canInterleave else { return nil }
+        if case .mlx(let q) = format {
+            return Int(qb_mlx_x16_bytes(Int64(q.groupSize), q.scaleType.ggmlID, Int64(rows), Int64(cols)))
+        }
+        return Int(qb_repack_bytes(format.ggmlID, Int64(rows), Int64(cols)))
     }
 
     /// Whether `residentCopy` copies this matrix.
     public var wantsResidentCopy: Bool { layout == .rows && byteCount >= 2 << 20 }
 
     /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q5_0, Q8_0 with rows % 4
-    /// == 0) or Q4_K's sixteen-row groups (rows % 16 == 0), copied into memory the result owns;
+    /// == 0), or Q4_K's or 4-bit MLX's sixteen-row groups (rows % 16 == 0; MLX's scales and
+    /// biases move into the groups), copied into memory the result owns;
     /// nil when there is no such layout. Decode then streams a group of rows against one read of
     /// the activations; values are unchanged, so every product equals the plain layout's up
     /// to summation order.
@@ -26,6 +36,14 @@ extension Matrix {
     public func interleavedForDecode(pool: ThreadPool, arena: WeightArena? = nil) -> Matrix? {
         guard canInterleave, let bytes = interleavedBytes else { return nil }
         let (dst, storage) = WeightArena.storage(bytes: bytes, arena: arena)
+        if case .mlx(let q) = format, let scales, let biases {
+            let group = Int64(q.groupSize), dtype = q.scaleType.ggmlID, cols = Int64(self.cols)
+            let words = base.assumingMemoryBound(to: UInt32.self)
+            pool.parallelFor(rows / 16, grain: 4) { range, _ in
+                qb_repack_mlx_x16(group, dtype, words, scales, biases, dst, Int64(range.lowerBound), Int64(range.upperBound), cols)
+            }
+            return Matrix(format: format, rows: rows, cols: self.cols, base: UnsafeRawPointer(dst), owner: storage, layout: .interleaved16)
+        }
         let type = format.ggmlID, cols = Int64(self.cols), src = base
         let group = Int(qb_repack_group_rows(type))
         pool.parallelFor(rows / group, grain: 64 / group) { range, _ in

@@ -7,7 +7,7 @@ import QBFormats
 
 extension LanguageModel {
     /// This model with every Q4_0, Q5_0 and Q8_0 matrix repacked into the four-row interleaved
-    /// layout decode streams fastest, and every Q4_K matrix into sixteen-row groups
+    /// layout decode streams fastest, and every Q4_K and 4-bit MLX matrix into sixteen-row groups
     /// (`Matrix.interleavedForDecode`). The file pages the
     /// originals occupied are handed back to the kernel, so the weights are not held twice.
     /// Logits are unchanged up to summation order; prefill dequantizes either layout.
@@ -31,7 +31,7 @@ extension LanguageModel {
             guard bytes(m) != nil,
                 let out = m.interleavedForDecode(pool: pool, arena: arena) ?? m.residentCopy(pool: pool, arena: arena)
             else { return m }
-            (m.owner as? MappedFile)?.release(m.base, count: m.byteCount)
+            if let file = m.owner as? MappedFile { m.releaseStorage(in: file, keepingScales: out.scales != nil) }
             done[m.base] = out
             return out
         }
@@ -42,6 +42,20 @@ extension LanguageModel {
             embedding: w.embedding.base == w.output.base ? output : w.embedding, layers: layers, finalNorm: w.finalNorm, output: output)
         if done.isEmpty { return self }
         return try replacing(weights: repacked)
+    }
+}
+
+extension Matrix {
+    /// Drops the file pages behind this matrix's values, and behind its MLX scales and biases
+    /// unless the converted matrix still reads them (a plain copy does; the sixteen-row
+    /// layout holds its own).
+    func releaseStorage(in file: MappedFile, keepingScales: Bool) {
+        file.release(base, count: rows * rowBytes)
+        if !keepingScales, case .mlx(let q) = format, let scales, let biases {
+            let n = rows * (cols / q.groupSize) * q.scaleType.size
+            file.release(scales, count: n)
+            file.release(biases, count: n)
+        }
     }
 }
 

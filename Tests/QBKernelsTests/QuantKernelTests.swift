@@ -220,6 +220,69 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// The same packed MLX values with scales and biases narrowed from f32 to `dtype` (as MLX
+    /// files store them).
+    func narrowed(_ m: Matrix, to dtype: DType) -> Matrix {
+        guard case .mlx(let q) = m.format, dtype != .f32 else { return m }
+        let n = m.rows * m.cols / q.groupSize
+        let s = UnsafeMutablePointer<UInt16>.allocate(capacity: 2 * n)
+        let f = m.scales!.assumingMemoryBound(to: Float.self), b = m.biases!.assumingMemoryBound(to: Float.self)
+        let convert = dtype == .f16 ? qb_f32_to_f16 : qb_f32_to_bf16
+        convert(f, s, Int64(n))
+        convert(b, s + n, Int64(n))
+        addTeardownBlock { s.deallocate() }
+        return Matrix(
+            format: .mlx(.init(bits: q.bits, groupSize: q.groupSize, scaleType: dtype)), rows: m.rows, cols: m.cols, base: m.base,
+            scales: UnsafeRawPointer(s), biases: UnsafeRawPointer(s + n), owner: m.owner)
+    }
+
+    /// 4-bit MLX's sixteen-row decode layout, every group size and scale type: the same values
+    /// back, products within float rounding of the plain row kernel's (the integer sums are
+    /// exact in both) at any thread count and alone or batched, prefill bitwise the plain
+    /// layout's.
+    func testMLXSixteenRowLayoutMatchesPlainRows() throws {
+        try onEveryKernelSet {
+            let rows = 48, cols = 512
+            for group in [32, 64, 128] {
+                let f32 = try Quantizer.quantize(
+                    randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 4, groupSize: group, scaleType: .f32)),
+                    pool: ThreadPool(threads: 2))
+                for dtype in [DType.f32, .f16, .bf16] {
+                    let plain = narrowed(f32, to: dtype), name = "g\(group) \(dtype)"
+                    guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("\(name) not interleaved") }
+                    XCTAssertEqual(packed.layout, .interleaved16, name)
+                    XCTAssertEqual(packed.byteCount, plain.byteCount, name)
+                    XCTAssertEqual(packed.toFloats(), plain.toFloats(), "\(name): dequantized values")
+                    for scale: Float in [0.01, 4, 100] {
+                        let x = randoms(cols, scale: scale)
+                        let y1 = matvec(packed, x, threads: 1), y2 = matvec(packed, x, threads: 2)
+                        XCTAssertLessThan(relativeError(y1, matvec(plain, x, threads: 1)), 1e-5, "\(name) scale \(scale)")
+                        XCTAssertEqual(y1, y2, "\(name): same result at any thread count")
+                    }
+                    let count = 3, x = randoms(count * cols)
+                    var batched = [Float](repeating: .nan, count: count * rows)
+                    Linear.matvecRows(packed, x, &batched, count: count, pool: ThreadPool(threads: 2))
+                    for b in 0..<count {
+                        XCTAssertEqual(
+                            Array(batched[(b * rows)..<((b + 1) * rows)]), matvec(packed, Array(x[(b * cols)..<((b + 1) * cols)]), threads: 2),
+                            "\(name): batched row \(b)")
+                    }
+                    var y = [Float](repeating: .nan, count: 5 * rows), yp = y
+                    let x5 = randoms(5 * cols)
+                    Linear.matmul(plain, x5, &y, count: 5, pool: ThreadPool(threads: 2))
+                    Linear.matmul(packed, x5, &yp, count: 5, pool: ThreadPool(threads: 2))
+                    XCTAssertEqual(yp, y, "\(name): prefill")
+                }
+            }
+            let odd = try Quantizer.quantize(
+                randoms(40 * 256), rows: 40, cols: 256, to: .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), pool: ThreadPool(threads: 1))
+            XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows % 16")
+            let eight = try Quantizer.quantize(
+                randoms(16 * 256), rows: 16, cols: 256, to: .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)), pool: ThreadPool(threads: 1))
+            XCTAssertNil(eight.interleavedForDecode(pool: ThreadPool(threads: 1)), "8-bit MLX stays plain")
+        }
+    }
+
     /// Prefill of quantized weights runs on int8 dot products over 16-row tiles: equal to the
     /// reference with activations quantized per 32 values, for every layout and scale type
     /// (5- and 8-bit formats on the AVX2 and AVX-512 sets), with activation counts that leave remainders of
@@ -239,22 +302,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                     randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 4, groupSize: group, scaleType: .f32)),
                     pool: ThreadPool(threads: 2))
                 cases.append(("MLX g\(group) f32", m))
-                for narrow in [DType.f16, .bf16] {
-                    // The same packed values with scales and biases narrowed (as MLX files store them).
-                    let n = rows * cols / group
-                    let s = UnsafeMutablePointer<UInt16>.allocate(capacity: 2 * n)
-                    let f = m.scales!.assumingMemoryBound(to: Float.self), b = m.biases!.assumingMemoryBound(to: Float.self)
-                    let convert = narrow == .f16 ? qb_f32_to_f16 : qb_f32_to_bf16
-                    convert(f, s, Int64(n))
-                    convert(b, s + n, Int64(n))
-                    let owner = FloatBuffer(count: 1)
-                    addTeardownBlock { s.deallocate(); _ = owner }
-                    cases.append((
-                        "MLX g\(group) \(narrow)",
-                        Matrix(
-                            format: .mlx(.init(bits: 4, groupSize: group, scaleType: narrow)), rows: rows, cols: cols, base: m.base,
-                            scales: UnsafeRawPointer(s), biases: UnsafeRawPointer(s + n), owner: m.owner)))
-                }
+                for narrow in [DType.f16, .bf16] { cases.append(("MLX g\(group) \(narrow)", narrowed(m, to: narrow))) }
             }
             cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
             XCTAssertEqual(IntTiles.wideValues, KernelSet.active != .portable, "AVX2 and AVX-512 take 5- and 8-bit values")

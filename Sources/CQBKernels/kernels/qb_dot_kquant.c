@@ -260,13 +260,6 @@ static void q4_K_x16(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) {
     }
     memcpy(y, s, sizeof s);
 }
-#else
-// Four activation bytes as one int32, for a broadcast.
-static inline int32_t act4(const int8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
 #endif
 
 // The 16-row group-blocks are one linear stream. On Zen 4 the hardware prefetcher alone kept

@@ -379,6 +379,27 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
     }
 }
 
+// Rows [r0, r0 + 16) of a 4-bit MLX matrix in the 16-row decode layout: as Q4_K's, each
+// block's four vectors are already the tile's steps; D and M the scale and bias widened as
+// the plain packers widen them.
+void qb_pack_tile_mlx_x16(int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t groups = cols / group, nsub = group / 32, sz = mlx_scale_bytes(sdtype), bb = qb_mlx_x16_block_bytes(group, sdtype);
+    const uint8_t *o = (const uint8_t *)w + r0 / QB_MLX_X16_ROWS * groups * bb;
+    for (int64_t j = 0; j < groups; j++, o += bb)
+        for (int64_t s = 0; s < nsub; s++) {
+            int64_t b = j * nsub + s;
+            for (int r = 0; r < QB_TILE_ROWS; r++)
+                put_scale(tile, QB_TILE_BLOCK_BYTES, b, r, load_scale(o, sdtype, r), load_scale(o + QB_MLX_X16_ROWS * sz, sdtype, r));
+            uint8_t *steps = tile + b * QB_TILE_BLOCK_BYTES + 128;
+            const uint8_t *v = o + 2 * QB_MLX_X16_ROWS * sz + 256 * s;
+            for (int t = 0; t < 4; t++)
+                for (int x = 0; x < 64; x++) {
+                    steps[64 * t + x] = v[64 * t + x] & 0xF;
+                    steps[64 * (4 + t) + x] = v[64 * t + x] >> 4;
+                }
+        }
+}
+
 // With `offs` (symmetric formats, M = k x D: qb_q8a_offsets) a block's offset is added to its
 // integer sum, which is rounded once and scaled: acc = fmaf(sum + off, D x d, acc); without,
 // M x s is added in f32.

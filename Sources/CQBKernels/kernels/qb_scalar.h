@@ -58,6 +58,16 @@ static inline float h2f(qb_half h) { _Float16 f; memcpy(&f, &h, 2); return (floa
 static inline qb_half f2h(float x) { _Float16 f = (_Float16)x; qb_half h; memcpy(&h, &f, 2); return h; }
 static inline float bf2f(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 
+// Bytes of one MLX scale or bias of dtype QB_F32, QB_F16 or QB_BF16.
+static inline int64_t mlx_scale_bytes(int32_t dtype) { return dtype == QB_F32 ? 4 : 2; }
+
+// Four activation bytes as one int32, for a broadcast.
+static inline int32_t act4(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
 // Element i of an MLX scales or biases array of dtype QB_F32, QB_F16 or QB_BF16.
 static inline float load_scale(const void *p, int32_t dtype, int64_t i) {
     switch (dtype) {
