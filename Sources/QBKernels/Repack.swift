@@ -24,7 +24,7 @@ extension Matrix {
     }
 
     /// Whether `residentCopy` copies this matrix.
-    public var wantsResidentCopy: Bool { layout == .rows && byteCount >= 2 << 20 }
+    public var wantsResidentCopy: Bool { layout == .rows && rows * rowBytes >= 2 << 20 }
 
     /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q5_0, Q8_0 with rows % 4
     /// == 0), or Q4_K's or 4-bit MLX's sixteen-row groups (rows % 16 == 0; MLX's scales and
@@ -65,7 +65,8 @@ extension Matrix {
     public func residentCopy(pool: ThreadPool, arena: WeightArena? = nil) -> Matrix? {
         // Below a huge page there is nothing to gain.
         guard wantsResidentCopy else { return nil }
-        let bytes = byteCount
+        // The values only: MLX scales and biases are separate arrays, not after `base`.
+        let bytes = rows * rowBytes
         let (dst, storage) = WeightArena.storage(bytes: bytes, arena: arena)
         let src = base
         let chunk = 1 << 20

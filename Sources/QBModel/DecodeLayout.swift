@@ -17,7 +17,7 @@ extension LanguageModel {
         let all = w.layers.flatMap { $0.matrices.map(\.1) } + [w.output]
         // What each matrix becomes, decided once: interleaved where it has that layout,
         // otherwise (when mapped) a plain copy in huge pages; the bytes it then takes.
-        func bytes(_ m: Matrix) -> Int? { m.interleavedBytes ?? (m.owner is MappedFile && m.wantsResidentCopy ? m.byteCount : nil) }
+        func bytes(_ m: Matrix) -> Int? { m.interleavedBytes ?? (m.owner is MappedFile && m.wantsResidentCopy ? m.rows * m.rowBytes : nil) }
         var seen = Set<UnsafeRawPointer>()
         let sizes = all.compactMap { m in seen.insert(m.base).inserted ? bytes(m) : nil }
         let arena = sizes.isEmpty ? nil : WeightArena(bytes: WeightArena.bytes(for: sizes))

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import XCTest
 import QBTestSupport
 @testable import QBKernels
@@ -114,6 +117,22 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         XCTAssertEqual(copy.toFloats(), w.toFloats())
         let x = randoms(4096)
         XCTAssertEqual(matvec(copy, x, threads: 2), matvec(w, x, threads: 2))
+
+        // MLX values end where their tensor ends (here at an inaccessible page): the copy
+        // takes the values alone, its scales and biases stay where they are.
+        let m = try Quantizer.quantize(
+            randoms(1024 * 2048), rows: 1024, cols: 2048, to: .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)),
+            pool: ThreadPool(threads: 2))
+        let n = m.rows * m.rowBytes, page = 4096
+        guard let map = mmap(nil, n + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), map != MAP_FAILED else {
+            return XCTFail("mmap")
+        }
+        addTeardownBlock { munmap(map, n + page) }
+        XCTAssertEqual(mprotect(map + n, page, PROT_NONE), 0)
+        map.copyMemory(from: m.base, byteCount: n)
+        let fenced = Matrix(format: m.format, rows: m.rows, cols: m.cols, base: map, scales: m.scales, biases: m.biases, owner: m.owner)
+        guard let mcopy = fenced.residentCopy(pool: ThreadPool(threads: 2)) else { return XCTFail("no MLX copy") }
+        XCTAssertEqual(mcopy.toFloats(), m.toFloats())
     }
 
     /// Q4_K and Q6_K decode against activations quantized per 256 (q8k): the AVX2 rows equal

@@ -69,9 +69,9 @@ final class QuantizedModelTests: XCTestCase {
         }
     }
 
-    /// The interleaved decode layout computes the same model: prefill bitwise equal (same
-    /// dequantized tiles), decode equal up to summation order; GGUF written from it equals
-    /// GGUF written from the plain layout.
+    /// The interleaved decode layouts compute the same model: prefill bitwise equal (same
+    /// dequantized tiles), decode equal up to summation order; GGUF written from the four-row
+    /// layout equals GGUF written from the plain layout.
     func testInterleavedDecodeLayoutIsTheSameModel() throws {
         let base = try tiny()
         for name in ["q8_0", "q4_0", "q5_0"] {
@@ -84,6 +84,14 @@ final class QuantizedModelTests: XCTestCase {
             try GGUFExport.write(q, spec: nil, name: "tiny", extra: [], to: a, pool: pool)
             try GGUFExport.write(packed, spec: nil, name: "tiny", extra: [], to: b, pool: pool)
             XCTAssertEqual(try Data(contentsOf: a), try Data(contentsOf: b), "\(name) GGUF bytes")
+        }
+        // 4-bit MLX takes sixteen-row groups, its scales and biases moved in beside the values.
+        for name in ["mlx-q4-g32", "mlx-q4-g64", "mlx-q4-g128"] {
+            let q = try base.quantized(QuantSpec(name), pool: pool)
+            let packed = try q.interleavedForDecode(pool: pool)
+            XCTAssertEqual(packed.weights.layers[0].wq.layout, .interleaved16, name)
+            XCTAssertEqual(try logits(packed), try logits(q), "\(name) prefill")
+            XCTAssertLessThan(relativeL2(try logits(packed, stepwise: true), try logits(q, stepwise: true)), 1e-5, "\(name) decode")
         }
     }
 
