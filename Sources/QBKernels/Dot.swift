@@ -4,13 +4,13 @@ import CQBKernels
 /// `qb_dot_ggml.c`, `qb_dot_kquant.c` and `qb_dot_mlx.c`; dense rows `qb_dense.c`;
 /// interleaved Q4_0/Q5_0/Q8_0 rows `qb_repack.c`, or interleaved Q4_0 on the 16-row tiles
 /// of `qb_matvec_tiles.c` where the kernel set has them; Q4_K's sixteen-row groups
-/// `qb_dot_kquant.c`; 4-bit MLX's sixteen-row groups `qb_dot_mlx.c`.
+/// `qb_dot_kquant.c`; MLX's sixteen-row groups `qb_dot_mlx.c`.
 extension Linear {
     /// Units [u0, u1) of `w` (rows, or groups of rows when interleaved) against `input`.
     static func rows(_ w: Matrix, _ input: QuantizedInput, _ y: UnsafeMutablePointer<Float>, _ u0: Int, _ u1: Int) {
         let r0 = Int64(u0), r1 = Int64(u1), cols = Int64(w.cols), x = input.x
         if w.layout == .interleaved16, case .mlx(let q) = w.format {
-            return qb_matvec_mlx_x16(Int64(q.groupSize), q.scaleType.ggmlID, w.base, input.q8a, y, r0, r1, cols)
+            return qb_matvec_mlx_x16(Int32(q.bits), Int64(q.groupSize), q.scaleType.ggmlID, w.base, input.q8a, y, r0, r1, cols)
         }
         if w.layout == .interleaved16 { return qb_matvec_q4_k_x16(w.base, input.q8k, y, r0, r1, cols) }
         if w.layout == .interleaved4 {

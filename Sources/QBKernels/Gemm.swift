@@ -127,7 +127,7 @@ enum IntTiles {
 
     static func pack(_ w: Matrix, rows r0: Int, into tile: UnsafeMutablePointer<UInt8>) {
         if case .mlx(let q) = w.format, w.layout == .interleaved16 {
-            qb_pack_tile_mlx_x16(Int64(q.groupSize), q.scaleType.ggmlID, w.base, Int64(r0), Int64(w.cols), tile)
+            qb_pack_tile_mlx_x16(Int32(q.bits), Int64(q.groupSize), q.scaleType.ggmlID, w.base, Int64(r0), Int64(w.cols), tile)
         } else if case .mlx(let q) = w.format {
             qb_pack_tile_mlx(
                 Int32(q.bits), Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases,

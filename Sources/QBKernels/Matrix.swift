@@ -69,7 +69,7 @@ public struct Matrix: @unchecked Sendable {
         let offset = range.lowerBound * cols
         if layout != .rows, case .mlx(let q) = format {
             qb_dequantize_mlx_x16(
-                Int64(q.groupSize), q.scaleType.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
+                Int32(q.bits), Int64(q.groupSize), q.scaleType.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
             return
         }
         if layout != .rows {
@@ -124,9 +124,9 @@ public enum MatrixLayout: Sendable, Hashable {
     /// GGML blocks of four consecutive rows interleaved block by block, with each block's
     /// four scales together (Q4_0, Q5_0 and Q8_0; see qb_repack.h). Same bytes, moved.
     case interleaved4
-    /// Q4_K super-blocks (or 4-bit MLX groups) of sixteen consecutive rows together, their
-    /// scales split into low and high bits (MLX: the sixteen scales, then the biases) and
-    /// their quants ordered for four values of all sixteen rows per load (qb_repack.h).
+    /// Q4_K super-blocks (or MLX groups) of sixteen consecutive rows together, their scales
+    /// split into low and high bits (MLX: the sixteen scales, then the biases) and their
+    /// quants ordered for four values of all sixteen rows per load (qb_repack.h).
     /// Same values, as many bytes.
     case interleaved16
 }

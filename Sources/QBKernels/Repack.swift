@@ -18,7 +18,7 @@ extension Matrix {
     public var interleavedBytes: Int? {
         guard canInterleave else { return nil }
         if case .mlx(let q) = format {
-            return Int(qb_mlx_x16_bytes(Int64(q.groupSize), q.scaleType.ggmlID, Int64(rows), Int64(cols)))
+            return Int(qb_mlx_x16_bytes(Int32(q.bits), Int64(q.groupSize), q.scaleType.ggmlID, Int64(rows), Int64(cols)))
         }
         return Int(qb_repack_bytes(format.ggmlID, Int64(rows), Int64(cols)))
     }
@@ -27,8 +27,8 @@ extension Matrix {
     public var wantsResidentCopy: Bool { layout == .rows && rows * rowBytes >= 2 << 20 }
 
     /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q5_0, Q8_0 with rows % 4
-    /// == 0), or Q4_K's or 4-bit MLX's sixteen-row groups (rows % 16 == 0; MLX's scales and
-    /// biases move into the groups), copied into memory the result owns;
+    /// == 0), or Q4_K's or MLX's sixteen-row groups (rows % 16 == 0; MLX's scales and biases
+    /// move into the groups), copied into memory the result owns;
     /// nil when there is no such layout. Decode then streams a group of rows against one read of
     /// the activations; values are unchanged, so every product equals the plain layout's up
     /// to summation order.
@@ -37,10 +37,10 @@ extension Matrix {
         guard canInterleave, let bytes = interleavedBytes else { return nil }
         let (dst, storage) = WeightArena.storage(bytes: bytes, arena: arena)
         if case .mlx(let q) = format, let scales, let biases {
-            let group = Int64(q.groupSize), dtype = q.scaleType.ggmlID, cols = Int64(self.cols)
+            let bits = Int32(q.bits), group = Int64(q.groupSize), dtype = q.scaleType.ggmlID, cols = Int64(self.cols)
             let words = base.assumingMemoryBound(to: UInt32.self)
             pool.parallelFor(rows / 16, grain: 4) { range, _ in
-                qb_repack_mlx_x16(group, dtype, words, scales, biases, dst, Int64(range.lowerBound), Int64(range.upperBound), cols)
+                qb_repack_mlx_x16(bits, group, dtype, words, scales, biases, dst, Int64(range.lowerBound), Int64(range.upperBound), cols)
             }
             return Matrix(format: format, rows: rows, cols: self.cols, base: UnsafeRawPointer(dst), owner: storage, layout: .interleaved16)
         }

@@ -255,19 +255,19 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             scales: UnsafeRawPointer(s), biases: UnsafeRawPointer(s + n), owner: m.owner)
     }
 
-    /// 4-bit MLX's sixteen-row decode layout, every group size and scale type: the same values
-    /// back, products within float rounding of the plain row kernel's (the integer sums are
-    /// exact in both) at any thread count and alone or batched, prefill bitwise the plain
-    /// layout's.
+    /// MLX's sixteen-row decode layout, 4 and 8 bits, every group size and scale type: the same
+    /// values back, products within float rounding of the plain row kernel's (the integer sums
+    /// are exact in both) at any thread count and alone or batched, prefill bitwise the plain
+    /// layout's. The quantizer puts a 0 and a 15 (255) in every group.
     func testMLXSixteenRowLayoutMatchesPlainRows() throws {
         try onEveryKernelSet {
             let rows = 48, cols = 512
-            for group in [32, 64, 128] {
+            for (bits, group) in [4, 8].flatMap({ b in [32, 64, 128].map { (b, $0) } }) {
                 let f32 = try Quantizer.quantize(
-                    randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 4, groupSize: group, scaleType: .f32)),
+                    randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: bits, groupSize: group, scaleType: .f32)),
                     pool: ThreadPool(threads: 2))
                 for dtype in [DType.f32, .f16, .bf16] {
-                    let plain = narrowed(f32, to: dtype), name = "g\(group) \(dtype)"
+                    let plain = narrowed(f32, to: dtype), name = "\(bits)-bit g\(group) \(dtype)"
                     guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("\(name) not interleaved") }
                     XCTAssertEqual(packed.layout, .interleaved16, name)
                     XCTAssertEqual(packed.byteCount, plain.byteCount, name)
@@ -296,9 +296,6 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             let odd = try Quantizer.quantize(
                 randoms(40 * 256), rows: 40, cols: 256, to: .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), pool: ThreadPool(threads: 1))
             XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows % 16")
-            let eight = try Quantizer.quantize(
-                randoms(16 * 256), rows: 16, cols: 256, to: .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)), pool: ThreadPool(threads: 1))
-            XCTAssertNil(eight.interleavedForDecode(pool: ThreadPool(threads: 1)), "8-bit MLX stays plain")
         }
     }
 

@@ -85,8 +85,8 @@ final class QuantizedModelTests: XCTestCase {
             try GGUFExport.write(packed, spec: nil, name: "tiny", extra: [], to: b, pool: pool)
             XCTAssertEqual(try Data(contentsOf: a), try Data(contentsOf: b), "\(name) GGUF bytes")
         }
-        // 4-bit MLX takes sixteen-row groups, its scales and biases moved in beside the values.
-        for name in ["mlx-q4-g32", "mlx-q4-g64", "mlx-q4-g128"] {
+        // MLX takes sixteen-row groups, its scales and biases moved in beside the values.
+        for name in ["mlx-q4-g32", "mlx-q4-g64", "mlx-q4-g128", "mlx-q8-g64"] {
             let q = try base.quantized(QuantSpec(name), pool: pool)
             let packed = try q.interleavedForDecode(pool: pool)
             XCTAssertEqual(packed.weights.layers[0].wq.layout, .interleaved16, name)

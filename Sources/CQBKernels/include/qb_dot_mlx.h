@@ -8,9 +8,9 @@
 void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,
                    const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols);
 
-// y[16g..16g+15] for row groups [g0, g1) of a 4-bit MLX matrix in the 16-row layout
+// y[16g..16g+15] for row groups [g0, g1) of an MLX matrix in the 16-row layout
 // (qb_repack_mlx_x16, qb_repack.h); x quantized (q8a, cols/32 blocks).
-void qb_matvec_mlx_x16(int64_t group, int32_t sdtype, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1,
-                       int64_t cols);
+void qb_matvec_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, const qb_q8a *x, float *y, int64_t g0,
+                       int64_t g1, int64_t cols);
 
 #endif

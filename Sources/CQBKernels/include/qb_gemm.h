@@ -36,9 +36,10 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
 // Likewise for 4- or 8-bit MLX rows (scales and biases of dtype `sdtype`, cols / group per row).
 void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases,
                       int32_t sdtype, int64_t r0, int64_t cols, uint8_t *tile);
-// Likewise for 4-bit MLX rows in the 16-row decode layout (qb_repack_mlx_x16; r0 a multiple
-// of 16): the same tile as the plain rows give.
-void qb_pack_tile_mlx_x16(int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols, uint8_t *tile);
+// Likewise for MLX rows in the 16-row decode layout (qb_repack_mlx_x16; r0 a multiple of 16):
+// the same tile as the plain rows give.
+void qb_pack_tile_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols,
+                          uint8_t *tile);
 // y[c * ystride + j] = row j of the tile dotted with activation row c, for c < count; the
 // activations are q8a blocks, cols / 32 per row. The tile's values have at most `bits` bits
 // (4: Q4_0, Q4_K, 4-bit MLX; 5: Q5_0, Q5_1; 8: Q8_0, 8-bit MLX); the AVX2 code sums 4- and

@@ -40,12 +40,14 @@
 #define QB_Q4K_X16_HI 192
 #define QB_Q4K_X16_QS 256
 
-// MLX 4-bit matrices (groups of 32, 64 or 128 values; scales and biases f32, f16 or bf16)
-// take groups of 16 rows as well (qb_matvec_mlx_x16, qb_dot_mlx.h): for each group of 16 rows
-// and each MLX group along the row, the 16 rows' scales, then their biases (as stored), then
-// for each 32 values of the group four 64-byte vectors ordered as Q4_K's (byte 4 x row + k of
-// vector t: value 4t + k in the low nibble, 16 + 4t + k in the high one). One row group is
-// one linear stream, as many bytes as the plain rows with their scales and biases.
+// MLX 4- and 8-bit matrices (groups of 32, 64 or 128 values; scales and biases f32, f16 or
+// bf16) take groups of 16 rows as well (qb_matvec_mlx_x16, qb_dot_mlx.h): for each group of 16
+// rows and each MLX group along the row, the 16 rows' scales, then their biases (as stored),
+// then for each 32 values of the group the values of the 16 rows in 64-byte vectors, four
+// values of each row per vector (bytes 4 x row .. 4 x row + 3). 8-bit: eight vectors, vector t
+// holding values 4t..4t+3; 4-bit: four, Q4_K's order (value 4t + k in the low nibble of byte
+// 4 x row + k of vector t, 16 + 4t + k in the high one). One row group is one linear stream,
+// as many bytes as the plain rows with their scales and biases.
 #define QB_MLX_X16_ROWS 16
 
 // Whether a matrix of this type and shape has a repacked form (Q4_0/Q5_0/Q8_0 with rows % 4,
@@ -73,14 +75,15 @@ void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *x
 // Whether an MLX matrix of these bits, group size and shape has the 16-row layout.
 int qb_mlx_x16_supported(int32_t bits, int64_t group, int64_t rows, int64_t cols);
 // Bytes of one group-block (16 rows x one MLX group) and of the whole repacked matrix.
-int64_t qb_mlx_x16_block_bytes(int64_t group, int32_t sdtype);
-int64_t qb_mlx_x16_bytes(int64_t group, int32_t sdtype, int64_t rows, int64_t cols);
-// Repacks row groups [g0, g1) (rows 16g..16g+15) of a 4-bit MLX matrix: `w` its packed
-// words, `scales`/`biases` its [rows][cols / group] arrays of dtype `sdtype`.
-void qb_repack_mlx_x16(int64_t group, int32_t sdtype, const uint32_t *w, const void *scales, const void *biases, void *dst,
-                       int64_t g0, int64_t g1, int64_t cols);
+int64_t qb_mlx_x16_block_bytes(int32_t bits, int64_t group, int32_t sdtype);
+int64_t qb_mlx_x16_bytes(int32_t bits, int64_t group, int32_t sdtype, int64_t rows, int64_t cols);
+// Repacks row groups [g0, g1) (rows 16g..16g+15) of an MLX matrix: `w` its packed words,
+// `scales`/`biases` its [rows][cols / group] arrays of dtype `sdtype`.
+void qb_repack_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const uint32_t *w, const void *scales, const void *biases,
+                       void *dst, int64_t g0, int64_t g1, int64_t cols);
 // Dequantizes rows [r0, r1) of the 16-row layout to f32, contiguous: bitwise what
 // qb_dequantize_row_mlx gives for the plain rows.
-void qb_dequantize_mlx_x16(int64_t group, int32_t sdtype, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols);
+void qb_dequantize_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, float *dst, int64_t r0, int64_t r1,
+                           int64_t cols);
 
 #endif

@@ -246,15 +246,27 @@ void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *s
 }
 
 // ---------------------------------------------------------------------------------------
-// 4-bit MLX rows in the 16-row decode layout (qb_repack.h). Per MLX group the 16 rows'
-// results gain scale x sum_b a.d_b (q_b . x_b) + bias x sum_b a.s_b; the integer products
-// are Q4_K's sixteen-row ones (one vpdpbusd per four values of all 16 rows), and the
-// scales and biases are loaded once per group for all 16 rows: the row kernel spends a
-// conversion, a permute and a multiply-add per 64 bytes, which kept one Intel core at
-// about 25 GB/s from cache, under twice its memory rate.
+// MLX rows in the 16-row decode layout (qb_repack.h). Per MLX group the 16 rows' results
+// gain scale x sum_b a.d_b (q_b . x_b) + bias x sum_b a.s_b; the integer products take one
+// vpdpbusd per four values of all 16 rows against a broadcast of four activations (Q4_K's
+// sixteen-row scheme; MLX values are unsigned, as vpdpbusd wants them), and the scales and
+// biases are loaded once per group for all 16 rows. The row kernels spend a conversion, a
+// permute and a multiply-add per 64 bytes (4-bit), which kept one Intel core at about
+// 25 GB/s from cache, under twice its memory rate; 8-bit rows went through 32-byte steps
+// with the scale of every block broadcast apart.
+// `bits` is a constant where these are called (the dispatcher passes 4 or 8 literally).
 
-// L1 prefetch distance: the row kernel's (4 KiB, as its comment explains).
+// L1 prefetch distance: the 4-bit row kernel's (4 KiB, as its comment explains).
 enum { MLX_X16_AHEAD = 4096 };
+
+#if defined(__AVX2__)
+// The lines of the group-block at `o` (scales and biases: `head` lines), and of each block's
+// vectors (`lines` at `v`) as it is reached, fetched MLX_X16_AHEAD and QB_L2_AHEAD ahead.
+static inline __attribute__((always_inline)) void mlx_x16_prefetch(const uint8_t *p, int lines) {
+    for (int l = 0; l < lines; l++) _mm_prefetch((const char *)p + MLX_X16_AHEAD + 64 * l, _MM_HINT_T0);
+    qb_prefetch_l2(p, lines);
+}
+#endif
 
 #if defined(QB_AVX512)
 // The 16 rows' scales (or biases) widened to f32.
@@ -264,26 +276,27 @@ static inline __m512 mlx_x16_scales512(const uint8_t *p, int32_t dtype) {
     return dtype == QB_F16 ? _mm512_cvtph_ps(h) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-static void mlx4_x16_512(const uint8_t *o, int64_t group, int32_t sdtype, const qb_q8a *a, float *y, int64_t groups) {
+static inline __attribute__((always_inline)) void mlx_x16_512(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                              const qb_q8a *a, float *y, int64_t groups) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(group, sdtype);
+    int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(bits, group, sdtype);
     __m512 acc = _mm512_setzero_ps(), accb = _mm512_setzero_ps();
     for (int64_t j = 0; j < groups; j++, o += bb, a += nsub) {
-        // The scales' and biases' line(s), then each block's four as it is reached.
-        for (int64_t l = 0; l < sz / 2; l++) _mm_prefetch((const char *)o + MLX_X16_AHEAD + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(o, (int)(sz / 2));
+        mlx_x16_prefetch(o, (int)(sz / 2));
         const uint8_t *q = o + 2 * QB_MLX_X16_ROWS * sz;
         __m512 t = _mm512_setzero_ps();
         float asum = 0;
         for (int64_t s = 0; s < nsub; s++) {
-            const uint8_t *v = q + 256 * s;
-            for (int l = 0; l < 4; l++) _mm_prefetch((const char *)v + MLX_X16_AHEAD + 64 * l, _MM_HINT_T0);
-            qb_prefetch_l2(v, 4);
+            const uint8_t *v = q + 64 * bits * s;
+            mlx_x16_prefetch(v, bits);
+            // Values 0..15 of the block in `lo`, 16..31 in `hi`.
             __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
             for (int k = 0; k < 4; k++) {
                 __m512i w = _mm512_loadu_si512((const void *)(v + 64 * k));
-                lo = _mm512_dpbusd_epi32(lo, _mm512_and_si512(w, m4), _mm512_set1_epi32(act4(a[s].qs + 4 * k)));
-                hi = _mm512_dpbusd_epi32(hi, _mm512_and_si512(_mm512_srli_epi16(w, 4), m4), _mm512_set1_epi32(act4(a[s].qs + 16 + 4 * k)));
+                __m512i wl = bits == 4 ? _mm512_and_si512(w, m4) : w;
+                __m512i wh = bits == 4 ? _mm512_and_si512(_mm512_srli_epi16(w, 4), m4) : _mm512_loadu_si512((const void *)(v + 256 + 64 * k));
+                lo = _mm512_dpbusd_epi32(lo, wl, _mm512_set1_epi32(act4(a[s].qs + 4 * k)));
+                hi = _mm512_dpbusd_epi32(hi, wh, _mm512_set1_epi32(act4(a[s].qs + 16 + 4 * k)));
             }
             t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo, hi)), _mm512_set1_ps(a[s].d), t);
             asum += a[s].s;
@@ -301,39 +314,48 @@ static inline __m256 mlx_x16_scales256(const uint8_t *p, int32_t dtype, int h) {
     return dtype == QB_F16 ? _mm256_cvtph_ps(v) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
 }
 
-// Without VNNI: rows 0..7 and 8..15 as two 32-byte halves of each vector; a block's eight
-// unsigned x signed byte pair sums (vpmaddubsw) add up in 16 bits (at most
-// 8 x 2 x 15 x 127 = 30480) before one vpmaddwd widens them.
-static void mlx4_x16_avx2(const uint8_t *o, int64_t group, int32_t sdtype, const qb_q8a *a, float *y, int64_t groups) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(group, sdtype);
+// Without VNNI: rows 0..7 and 8..15 as two 32-byte halves of each vector. 4-bit: a block's
+// eight unsigned x signed byte pair sums (vpmaddubsw) add up in 16 bits (at most
+// 8 x 2 x 15 x 127 = 30480) before one vpmaddwd widens them. 8-bit: values less 128 as signed
+// bytes (dot_s8, each step widened), the 128 x scale x sum(a) they drop added to the bias term.
+static inline __attribute__((always_inline)) void mlx_x16_avx2(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                               const qb_q8a *a, float *y, int64_t groups) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi8((char)0x80);
+    int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(bits, group, sdtype);
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, accb[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t j = 0; j < groups; j++, o += bb, a += nsub) {
-        // The scales' and biases' line(s), then each block's four as it is reached.
-        for (int64_t l = 0; l < sz / 2; l++) _mm_prefetch((const char *)o + MLX_X16_AHEAD + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(o, (int)(sz / 2));
+        mlx_x16_prefetch(o, (int)(sz / 2));
         const uint8_t *q = o + 2 * QB_MLX_X16_ROWS * sz;
         float asum = 0;
         for (int64_t s = 0; s < nsub; s++) asum += a[s].s;
         for (int h = 0; h < 2; h++) {
             __m256 t = _mm256_setzero_ps();
             for (int64_t s = 0; s < nsub; s++) {
-                const uint8_t *v = q + 256 * s;
-                if (h == 0) {
-                    for (int l = 0; l < 4; l++) _mm_prefetch((const char *)v + MLX_X16_AHEAD + 64 * l, _MM_HINT_T0);
-                    qb_prefetch_l2(v, 4);
+                const uint8_t *v = q + 64 * bits * s + 32 * h;
+                if (h == 0) mlx_x16_prefetch(v, bits);
+                __m256i p;
+                if (bits == 4) {
+                    __m256i p16 = _mm256_setzero_si256();
+                    for (int k = 0; k < 4; k++) {
+                        __m256i w = _mm256_loadu_si256((const __m256i *)(v + 64 * k));
+                        p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(_mm256_and_si256(w, m4), _mm256_set1_epi32(act4(a[s].qs + 4 * k))));
+                        p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w, 4), m4),
+                                                                         _mm256_set1_epi32(act4(a[s].qs + 16 + 4 * k))));
+                    }
+                    p = _mm256_madd_epi16(p16, ones);
+                } else {
+                    p = _mm256_setzero_si256();
+                    for (int k = 0; k < 8; k++) {
+                        __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(v + 64 * k)), flip);
+                        p = _mm256_add_epi32(p, dot_s8(w, _mm256_set1_epi32(act4(a[s].qs + 4 * k))));
+                    }
                 }
-                __m256i p = _mm256_setzero_si256();
-                for (int k = 0; k < 4; k++) {
-                    __m256i w = _mm256_loadu_si256((const __m256i *)(v + 64 * k + 32 * h));
-                    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(_mm256_and_si256(w, m4), _mm256_set1_epi32(act4(a[s].qs + 4 * k))));
-                    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w, 4), m4),
-                                                                 _mm256_set1_epi32(act4(a[s].qs + 16 + 4 * k))));
-                }
-                t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones)), _mm256_set1_ps(a[s].d), t);
+                t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(a[s].d), t);
             }
-            acc[h] = _mm256_fmadd_ps(t, mlx_x16_scales256(o, sdtype, h), acc[h]);
-            accb[h] = _mm256_fmadd_ps(mlx_x16_scales256(o + QB_MLX_X16_ROWS * sz, sdtype, h), _mm256_set1_ps(asum), accb[h]);
+            __m256 sc = mlx_x16_scales256(o, sdtype, h), bi = mlx_x16_scales256(o + QB_MLX_X16_ROWS * sz, sdtype, h);
+            if (bits == 8) bi = _mm256_fmadd_ps(sc, _mm256_set1_ps(128.0f), bi);
+            acc[h] = _mm256_fmadd_ps(t, sc, acc[h]);
+            accb[h] = _mm256_fmadd_ps(bi, _mm256_set1_ps(asum), accb[h]);
         }
     }
     _mm256_storeu_ps(y, _mm256_add_ps(acc[0], accb[0]));
@@ -341,19 +363,20 @@ static void mlx4_x16_avx2(const uint8_t *o, int64_t group, int32_t sdtype, const
 }
 #else
 // The definition, row by row: per group, scale x sum_b d_b (q_b . x_b) + bias x sum_b s_b.
-static void mlx4_x16(const uint8_t *o, int64_t group, int32_t sdtype, const qb_q8a *a, float *y, int64_t groups) {
-    int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(group, sdtype);
+static void mlx_x16(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype, const qb_q8a *a, float *y, int64_t groups) {
+    int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(bits, group, sdtype);
     float acc[QB_MLX_X16_ROWS] = {0};
     for (int64_t j = 0; j < groups; j++, o += bb, a += nsub) {
         const uint8_t *q = o + 2 * QB_MLX_X16_ROWS * sz;
         for (int r = 0; r < QB_MLX_X16_ROWS; r++) {
             float t = 0, asum = 0;
             for (int64_t s = 0; s < nsub; s++) {
-                const uint8_t *v = q + 256 * s + 4 * r;
+                const uint8_t *v = q + 64 * bits * s + 4 * r;
                 int dot = 0;
-                for (int u = 0; u < 4; u++)
-                    for (int k = 0; k < 4; k++)
-                        dot += (v[64 * u + k] & 0xF) * a[s].qs[4 * u + k] + (v[64 * u + k] >> 4) * a[s].qs[16 + 4 * u + k];
+                for (int i = 0; i < 32; i++) {
+                    int value = bits == 8 ? v[64 * (i / 4) + i % 4] : (v[64 * ((i % 16) / 4) + i % 4] >> (i >= 16 ? 4 : 0)) & 0xF;
+                    dot += value * a[s].qs[i];
+                }
                 t += a[s].d * (float)dot;
                 asum += a[s].s;
             }
@@ -364,18 +387,20 @@ static void mlx4_x16(const uint8_t *o, int64_t group, int32_t sdtype, const qb_q
 }
 #endif
 
-void qb_matvec_mlx_x16(int64_t group, int32_t sdtype, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1,
-                       int64_t cols) {
-    int64_t groups = cols / group, bytes = groups * qb_mlx_x16_block_bytes(group, sdtype);
+void qb_matvec_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, const qb_q8a *x, float *y, int64_t g0,
+                       int64_t g1, int64_t cols) {
+    int64_t groups = cols / group, bytes = groups * qb_mlx_x16_block_bytes(bits, group, sdtype);
     for (int64_t g = g0; g < g1; g++) {
         const uint8_t *o = (const uint8_t *)w + g * bytes;
         float *out = y + QB_MLX_X16_ROWS * g;
 #if defined(QB_AVX512)
-        mlx4_x16_512(o, group, sdtype, x, out, groups);
+        if (bits == 8) mlx_x16_512(8, o, group, sdtype, x, out, groups);
+        else mlx_x16_512(4, o, group, sdtype, x, out, groups);
 #elif defined(__AVX2__)
-        mlx4_x16_avx2(o, group, sdtype, x, out, groups);
+        if (bits == 8) mlx_x16_avx2(8, o, group, sdtype, x, out, groups);
+        else mlx_x16_avx2(4, o, group, sdtype, x, out, groups);
 #else
-        mlx4_x16(o, group, sdtype, x, out, groups);
+        mlx_x16(bits, o, group, sdtype, x, out, groups);
 #endif
     }
 }

@@ -379,24 +379,43 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
     }
 }
 
-// Rows [r0, r0 + 16) of a 4-bit MLX matrix in the 16-row decode layout: as Q4_K's, each
-// block's four vectors are already the tile's steps; D and M the scale and bias widened as
-// the plain packers widen them.
-void qb_pack_tile_mlx_x16(int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-    int64_t groups = cols / group, nsub = group / 32, sz = mlx_scale_bytes(sdtype), bb = qb_mlx_x16_block_bytes(group, sdtype);
+// Rows [r0, r0 + 16) of an MLX matrix in the 16-row decode layout (r0 a multiple of 16). Its
+// vectors are already the tile's steps: 8-bit ones as they are (where the set tiles 8-bit
+// values as bytes), 4-bit ones split into low nibbles (values 4t.., steps 0-3) and high ones
+// (16 + 4t.., steps 4-7), as Q4_K's sixteen-row layout; D and M the scale and bias widened as
+// the plain packer widens them.
+void qb_pack_tile_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols,
+                          uint8_t *tile) {
+    int64_t groups = cols / group, nsub = group / 32, sz = mlx_scale_bytes(sdtype);
+    int64_t bb = qb_mlx_x16_block_bytes(bits, group, sdtype), tb = qb_gemm_tile_block_bytes(bits);
     const uint8_t *o = (const uint8_t *)w + r0 / QB_MLX_X16_ROWS * groups * bb;
     for (int64_t j = 0; j < groups; j++, o += bb)
         for (int64_t s = 0; s < nsub; s++) {
             int64_t b = j * nsub + s;
             for (int r = 0; r < QB_TILE_ROWS; r++)
-                put_scale(tile, QB_TILE_BLOCK_BYTES, b, r, load_scale(o, sdtype, r), load_scale(o + QB_MLX_X16_ROWS * sz, sdtype, r));
-            uint8_t *steps = tile + b * QB_TILE_BLOCK_BYTES + 128;
-            const uint8_t *v = o + 2 * QB_MLX_X16_ROWS * sz + 256 * s;
-            for (int t = 0; t < 4; t++)
-                for (int x = 0; x < 64; x++) {
-                    steps[64 * t + x] = v[64 * t + x] & 0xF;
-                    steps[64 * (4 + t) + x] = v[64 * t + x] >> 4;
-                }
+                put_scale(tile, tb, b, r, load_scale(o, sdtype, r), load_scale(o + QB_MLX_X16_ROWS * sz, sdtype, r));
+            const uint8_t *v = o + 2 * QB_MLX_X16_ROWS * sz + 64 * bits * s;
+            uint8_t *steps = tile + b * tb + 128;
+            if (bits == 4) {
+                for (int t = 0; t < 4; t++)
+                    for (int x = 0; x < 64; x++) {
+                        steps[64 * t + x] = v[64 * t + x] & 0xF;
+                        steps[64 * (4 + t) + x] = v[64 * t + x] >> 4;
+                    }
+                continue;
+            }
+#if QB_TILE_16BIT_8
+            // 16-bit steps: each row's 32 values gathered back (four per vector), then widened.
+            __m256i rows[2][QB_TILE_ROWS];
+            for (int r = 0; r < QB_TILE_ROWS; r++) {
+                int32_t d[8];
+                for (int t = 0; t < 8; t++) memcpy(d + t, v + 64 * t + 4 * r, 4);
+                rows[0][r] = _mm256_loadu_si256((const __m256i *)d);
+            }
+            put_value_blocks16(tile, 8, b, rows, 0);
+#else
+            memcpy(steps, v, 512);
+#endif
         }
 }
 

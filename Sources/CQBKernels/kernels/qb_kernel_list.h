@@ -77,8 +77,9 @@
        const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols),                                             \
       (bits, group, w, scales, biases, sdtype, x, y, r0, r1, cols))                                                  \
     V(matvec_mlx_x16,                                                                                                \
-      (int64_t group, int32_t sdtype, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols), \
-      (group, sdtype, w, x, y, g0, g1, cols))                                                                        \
+      (int32_t bits, int64_t group, int32_t sdtype, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1,  \
+       int64_t cols),                                                                                                \
+      (bits, group, sdtype, w, x, y, g0, g1, cols))                                                                  \
     /* qb_formats.h */                                                                                               \
     R(int64_t, block_size, (int32_t type), (type))                                                                   \
     R(int64_t, block_bytes, (int32_t type), (type))                                                                  \
@@ -97,8 +98,9 @@
       (int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,       \
        int64_t r0, int64_t cols, uint8_t *tile),                                                                     \
       (bits, group, w, scales, biases, sdtype, r0, cols, tile))                                                      \
-    V(pack_tile_mlx_x16, (int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols, uint8_t *tile),    \
-      (group, sdtype, w, r0, cols, tile))                                                                            \
+    V(pack_tile_mlx_x16,                                                                                             \
+      (int32_t bits, int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols, uint8_t *tile),         \
+      (bits, group, sdtype, w, r0, cols, tile))                                                                      \
     V(gemm_tile,                                                                                                     \
       (const uint8_t *tile, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count, int64_t cols, float *y, \
        int64_t ystride),                                                                                             \
@@ -140,14 +142,16 @@
     V(dequantize_repacked, (int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols),          \
       (type, w, dst, r0, r1, cols))                                                                                  \
     R(int, mlx_x16_supported, (int32_t bits, int64_t group, int64_t rows, int64_t cols), (bits, group, rows, cols))  \
-    R(int64_t, mlx_x16_block_bytes, (int64_t group, int32_t sdtype), (group, sdtype))                                \
-    R(int64_t, mlx_x16_bytes, (int64_t group, int32_t sdtype, int64_t rows, int64_t cols), (group, sdtype, rows, cols)) \
+    R(int64_t, mlx_x16_block_bytes, (int32_t bits, int64_t group, int32_t sdtype), (bits, group, sdtype))            \
+    R(int64_t, mlx_x16_bytes, (int32_t bits, int64_t group, int32_t sdtype, int64_t rows, int64_t cols),             \
+      (bits, group, sdtype, rows, cols))                                                                             \
     V(repack_mlx_x16,                                                                                                \
-      (int64_t group, int32_t sdtype, const uint32_t *w, const void *scales, const void *biases, void *dst, int64_t g0, \
-       int64_t g1, int64_t cols),                                                                                    \
-      (group, sdtype, w, scales, biases, dst, g0, g1, cols))                                                         \
-    V(dequantize_mlx_x16, (int64_t group, int32_t sdtype, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols), \
-      (group, sdtype, w, dst, r0, r1, cols))                                                                         \
+      (int32_t bits, int64_t group, int32_t sdtype, const uint32_t *w, const void *scales, const void *biases,       \
+       void *dst, int64_t g0, int64_t g1, int64_t cols),                                                             \
+      (bits, group, sdtype, w, scales, biases, dst, g0, g1, cols))                                                   \
+    V(dequantize_mlx_x16,                                                                                            \
+      (int32_t bits, int64_t group, int32_t sdtype, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols), \
+      (bits, group, sdtype, w, dst, r0, r1, cols))                                                                   \
     V(matvec_repacked, (int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols), \
       (type, w, x, y, g0, g1, cols))                                                                                 \
     V(matvec_repacked_rows,                                                                                          \

@@ -488,65 +488,95 @@ void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, 
 }
 
 // ---------------------------------------------------------------------------------------
-// MLX 4-bit rows in groups of 16 (qb_repack.h). MLX packs value 2i in the low nibble of
-// byte i and 2i + 1 in the high one.
+// MLX rows in groups of 16 (qb_repack.h). MLX packs values from the low bits of each 32-bit
+// word up: 4-bit value 2i in the low nibble of byte i and 2i + 1 in the high one, 8-bit
+// value i in byte i.
 
 int qb_mlx_x16_supported(int32_t bits, int64_t group, int64_t rows, int64_t cols) {
-    return bits == 4 && (group == 32 || group == 64 || group == 128) && rows > 0 && rows % QB_MLX_X16_ROWS == 0 && cols > 0 &&
-           cols % group == 0;
+    return (bits == 4 || bits == 8) && (group == 32 || group == 64 || group == 128) && rows > 0 && rows % QB_MLX_X16_ROWS == 0 &&
+           cols > 0 && cols % group == 0;
 }
 
-int64_t qb_mlx_x16_block_bytes(int64_t group, int32_t sdtype) {
-    return QB_MLX_X16_ROWS * (2 * mlx_scale_bytes(sdtype) + group / 2);
+int64_t qb_mlx_x16_block_bytes(int32_t bits, int64_t group, int32_t sdtype) {
+    return QB_MLX_X16_ROWS * (2 * mlx_scale_bytes(sdtype) + group * bits / 8);
 }
 
-int64_t qb_mlx_x16_bytes(int64_t group, int32_t sdtype, int64_t rows, int64_t cols) {
-    return rows / QB_MLX_X16_ROWS * (cols / group) * qb_mlx_x16_block_bytes(group, sdtype);
+int64_t qb_mlx_x16_bytes(int32_t bits, int64_t group, int32_t sdtype, int64_t rows, int64_t cols) {
+    return rows / QB_MLX_X16_ROWS * (cols / group) * qb_mlx_x16_block_bytes(bits, group, sdtype);
 }
 
-void qb_repack_mlx_x16(int64_t group, int32_t sdtype, const uint32_t *w, const void *scales, const void *biases, void *dst,
-                       int64_t g0, int64_t g1, int64_t cols) {
-    int64_t groups = cols / group, sz = mlx_scale_bytes(sdtype), bb = qb_mlx_x16_block_bytes(group, sdtype);
+// Where value i (< 32) of a row's 32-value block sits in the block's vectors: the byte
+// offset from the row's first byte (4 x row) and, for 4 bits, the shift of its nibble.
+static inline int64_t mlx_x16_at(int32_t bits, int i, int *shift) {
+    if (bits == 8) {
+        *shift = 0;
+        return 64 * (i / 4) + i % 4;
+    }
+    *shift = i >= 16 ? 4 : 0;
+    return 64 * ((i % 16) / 4) + i % 4;
+}
+
+void qb_repack_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const uint32_t *w, const void *scales, const void *biases,
+                       void *dst, int64_t g0, int64_t g1, int64_t cols) {
+    int64_t groups = cols / group, sz = mlx_scale_bytes(sdtype), bb = qb_mlx_x16_block_bytes(bits, group, sdtype);
     for (int64_t g = g0; g < g1; g++)
         for (int64_t j = 0; j < groups; j++) {
             uint8_t *o = (uint8_t *)dst + (g * groups + j) * bb;
+            memset(o + 2 * QB_MLX_X16_ROWS * sz, 0, (size_t)(bb - 2 * QB_MLX_X16_ROWS * sz));
             for (int r = 0; r < QB_MLX_X16_ROWS; r++) {
                 int64_t row = QB_MLX_X16_ROWS * g + r;
                 memcpy(o + sz * r, (const uint8_t *)scales + (row * groups + j) * sz, (size_t)sz);
                 memcpy(o + QB_MLX_X16_ROWS * sz + sz * r, (const uint8_t *)biases + (row * groups + j) * sz, (size_t)sz);
-                const uint8_t *q = (const uint8_t *)(w + row * (cols / 8)) + j * group / 2;
+                const uint8_t *q = (const uint8_t *)(w + row * (cols * bits / 32)) + j * group * bits / 8;
                 for (int64_t s = 0; s < group / 32; s++) {
-                    const uint8_t *qs = q + 16 * s;
-                    uint8_t *v = o + 2 * QB_MLX_X16_ROWS * sz + 256 * s + 4 * r;
-                    for (int t = 0; t < 4; t++)
-                        for (int k = 0; k < 4; k++) {
-                            int lo = 4 * t + k, hi = 16 + lo;
-                            v[64 * t + k] = (uint8_t)(((qs[lo / 2] >> (4 * (lo & 1))) & 0xF) | ((qs[hi / 2] >> (4 * (hi & 1))) & 0xF) << 4);
-                        }
+                    const uint8_t *qs = q + 4 * bits * s;
+                    uint8_t *v = o + 2 * QB_MLX_X16_ROWS * sz + 64 * bits * s + 4 * r;
+                    for (int i = 0; i < 32; i++) {
+                        int shift;
+                        int64_t at = mlx_x16_at(bits, i, &shift);
+                        uint8_t value = bits == 8 ? qs[i] : (uint8_t)((qs[i / 2] >> (4 * (i & 1))) & 0xF);
+                        v[at] |= (uint8_t)(value << shift);
+                    }
                 }
             }
         }
 }
 
-void qb_dequantize_mlx_x16(int64_t group, int32_t sdtype, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols) {
-    int64_t groups = cols / group, sz = mlx_scale_bytes(sdtype), bb = qb_mlx_x16_block_bytes(group, sdtype);
-    uint32_t words[32];  // one group's plain words (128 values at most)
+// The values (one per byte), scale and bias of row `r`'s 32-value block `b`.
+static void mlx_x16_block(int32_t bits, int64_t group, int32_t sdtype, const void *w, int64_t r, int64_t b, int64_t cols,
+                          uint8_t v[32], float *scale, float *bias) {
+    int64_t groups = cols / group, sz = mlx_scale_bytes(sdtype), bb = qb_mlx_x16_block_bytes(bits, group, sdtype);
+    int64_t j = 32 * b / group, s = b % (group / 32);
+    const uint8_t *o = (const uint8_t *)w + ((r / QB_MLX_X16_ROWS) * groups + j) * bb;
+    int rr = (int)(r % QB_MLX_X16_ROWS);
+    *scale = load_scale(o, sdtype, rr);
+    *bias = load_scale(o + QB_MLX_X16_ROWS * sz, sdtype, rr);
+    const uint8_t *q = o + 2 * QB_MLX_X16_ROWS * sz + 64 * bits * s + 4 * rr;
+    for (int i = 0; i < 32; i++) {
+        int shift;
+        int64_t at = mlx_x16_at(bits, i, &shift);
+        v[i] = (uint8_t)(bits == 8 ? q[at] : (q[at] >> shift) & 0xF);
+    }
+}
+
+void qb_dequantize_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, float *dst, int64_t r0, int64_t r1,
+                           int64_t cols) {
+    uint32_t words[32];  // one group's plain words (128 8-bit values at most)
+    uint8_t v[32];
     for (int64_t r = r0; r < r1; r++, dst += cols)
-        for (int64_t j = 0; j < groups; j++) {
-            const uint8_t *o = (const uint8_t *)w + ((r / QB_MLX_X16_ROWS) * groups + j) * bb;
-            int rr = (int)(r % QB_MLX_X16_ROWS);
+        for (int64_t j = 0; j < cols / group; j++) {
             uint8_t *q = (uint8_t *)words;
+            float scale = 0, bias = 0;
             memset(words, 0, sizeof words);
             for (int64_t s = 0; s < group / 32; s++) {
-                const uint8_t *v = o + 2 * QB_MLX_X16_ROWS * sz + 256 * s + 4 * rr;
-                for (int t = 0; t < 4; t++)
-                    for (int k = 0; k < 4; k++) {
-                        int lo = 32 * (int)s + 4 * t + k, hi = lo + 16;
-                        q[lo / 2] |= (uint8_t)((v[64 * t + k] & 0xF) << (4 * (lo & 1)));
-                        q[hi / 2] |= (uint8_t)((v[64 * t + k] >> 4) << (4 * (hi & 1)));
-                    }
+                mlx_x16_block(bits, group, sdtype, w, r, j * (group / 32) + s, cols, v, &scale, &bias);
+                for (int i = 0; i < 32; i++) {
+                    if (bits == 8) q[32 * s + i] = v[i];
+                    else q[16 * s + i / 2] |= (uint8_t)(v[i] << (4 * (i & 1)));
+                }
             }
-            // The plain dequantizer on the group's own words, scale and bias: the same arithmetic.
-            qb_dequantize_row_mlx(4, group, words, o + sz * rr, o + QB_MLX_X16_ROWS * sz + sz * rr, sdtype, dst + group * j, group);
+            // The plain dequantizer on the group's own words, scale and bias (f32 widened
+            // exactly from the stored type): the same arithmetic.
+            qb_dequantize_row_mlx(bits, group, words, &scale, &bias, QB_F32, dst + group * j, group);
         }
 }
