@@ -1,5 +1,5 @@
-// Decode products of MLX affine-quantized rows (4 and 8 bits, groups of 32/64/128 values)
-// with activations quantized per 32 values (q8a).
+// Decode products of MLX affine-quantized rows (4 and 8 bits, groups of 32/64/128 values),
+// plain or in the sixteen-row layout, with activations quantized per 32 values (q8a).
 #include "qb_dot_mlx.h"
 #include "qb_formats.h"
 #include "qb_scalar.h"
@@ -260,8 +260,8 @@ void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *s
 enum { MLX_X16_AHEAD = 4096 };
 
 #if defined(__AVX2__)
-// The lines of the group-block at `o` (scales and biases: `head` lines), and of each block's
-// vectors (`lines` at `v`) as it is reached, fetched MLX_X16_AHEAD and QB_L2_AHEAD ahead.
+// `lines` cache lines from `p`, MLX_X16_AHEAD ahead into L1 and QB_L2_AHEAD ahead into L2: a
+// group-block's scale and bias lines at its start, each block's vectors as it is reached.
 static inline __attribute__((always_inline)) void mlx_x16_prefetch(const uint8_t *p, int lines) {
     for (int l = 0; l < lines; l++) _mm_prefetch((const char *)p + MLX_X16_AHEAD + 64 * l, _MM_HINT_T0);
     qb_prefetch_l2(p, lines);

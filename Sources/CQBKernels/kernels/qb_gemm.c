@@ -269,10 +269,20 @@ static void pack_q4k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
 }
 #endif
 
+// A block's eight tile steps from the four 64-byte vectors of the sixteen-row layouts (Q4_K,
+// 4-bit MLX): the low nibbles (values 4t..4t+3 of each row) are steps 0-3, the high ones
+// (16 + 4t..) steps 4-7.
+static inline void nibble_steps(uint8_t *steps, const uint8_t *v) {
+    for (int t = 0; t < 4; t++)
+        for (int x = 0; x < 64; x++) {
+            steps[64 * t + x] = v[64 * t + x] & 0xF;
+            steps[64 * (4 + t) + x] = v[64 * t + x] >> 4;
+        }
+}
+
 // Rows [r0, r0 + 16) of a Q4_K matrix in the 16-row decode layout (qb_repack.h; r0 a
-// multiple of 16): its sub-blocks' four vectors are already the tile's steps, values 4t..4t+3
-// of the 16 rows in the low nibbles and 16 + 4t.. in the high ones; D and M as the plain
-// packer computes them.
+// multiple of 16): its sub-blocks' four vectors are already the tile's steps (nibble_steps);
+// D and M as the plain packer computes them.
 static void pack_q4k_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 256;
     const uint8_t *g = (const uint8_t *)w + r0 / QB_Q4K_X16_ROWS * nb * QB_Q4K_X16_BYTES;
@@ -287,15 +297,7 @@ static void pack_q4k_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
                 put_scale(tile, QB_TILE_BLOCK_BYTES, 8 * i + j, r, h2f(hd) * (float)sc, -h2f(hm) * (float)mn);
             }
         }
-        for (int j = 0; j < 8; j++) {
-            uint8_t *steps = tile + (8 * i + j) * QB_TILE_BLOCK_BYTES + 128;
-            const uint8_t *v = g + QB_Q4K_X16_QS + 256 * j;
-            for (int t = 0; t < 4; t++)
-                for (int x = 0; x < 64; x++) {
-                    steps[64 * t + x] = v[64 * t + x] & 0xF;
-                    steps[64 * (4 + t) + x] = v[64 * t + x] >> 4;
-                }
-        }
+        for (int j = 0; j < 8; j++) nibble_steps(tile + (8 * i + j) * QB_TILE_BLOCK_BYTES + 128, g + QB_Q4K_X16_QS + 256 * j);
     }
 }
 
@@ -381,9 +383,8 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
 
 // Rows [r0, r0 + 16) of an MLX matrix in the 16-row decode layout (r0 a multiple of 16). Its
 // vectors are already the tile's steps: 8-bit ones as they are (where the set tiles 8-bit
-// values as bytes), 4-bit ones split into low nibbles (values 4t.., steps 0-3) and high ones
-// (16 + 4t.., steps 4-7), as Q4_K's sixteen-row layout; D and M the scale and bias widened as
-// the plain packer widens them.
+// values as bytes), 4-bit ones split as Q4_K's (nibble_steps); D and M the scale and bias
+// widened as the plain packer widens them.
 void qb_pack_tile_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols,
                           uint8_t *tile) {
     int64_t groups = cols / group, nsub = group / 32, sz = mlx_scale_bytes(sdtype);
@@ -397,11 +398,7 @@ void qb_pack_tile_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const voi
             const uint8_t *v = o + 2 * QB_MLX_X16_ROWS * sz + 64 * bits * s;
             uint8_t *steps = tile + b * tb + 128;
             if (bits == 4) {
-                for (int t = 0; t < 4; t++)
-                    for (int x = 0; x < 64; x++) {
-                        steps[64 * t + x] = v[64 * t + x] & 0xF;
-                        steps[64 * (4 + t) + x] = v[64 * t + x] >> 4;
-                    }
+                nibble_steps(steps, v);
                 continue;
             }
 #if QB_TILE_16BIT_8
