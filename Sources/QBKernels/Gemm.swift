@@ -91,6 +91,7 @@ enum IntTiles {
         guard w.rows % Int(QB_TILE_ROWS) == 0, w.cols % 32 == 0 else { return false }
         switch w.format {
         case .ggml(.q4_0): return true
+        case .ggml(.q4_1): return w.layout == .rows
         case .ggml(.q8_0): return wideValues
         case .ggml(.q5_0): return wideValues
         case .ggml(.q5_1): return wideValues && w.layout == .rows

@@ -321,6 +321,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 for narrow in [DType.f16, .bf16] { cases.append(("MLX g\(group) \(narrow)", narrowed(m, to: narrow))) }
             }
             cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
+            cases.append(("Q4_1", randomBlocks(.q4_1, rows: rows, cols: cols)))
             XCTAssertEqual(IntTiles.wideValues, KernelSet.active != .portable, "AVX2 and AVX-512 take 5- and 8-bit values")
             if IntTiles.wideValues {
                 // 8-bit values take the int8 path: VNNI accumulates in 32 bits, AVX2 in nibble halves.

@@ -68,6 +68,17 @@ static inline const uint8_t *ggml_block(int32_t type, int32_t interleaved, const
     return blk + 2;
 }
 
+// Block b of `row` in a plain Q4_1 matrix: D and M of the tile (d and m), its quants.
+static inline const uint8_t *q4_1_block(const void *w, int64_t row, int64_t b, int64_t nb, float *d, float *m) {
+    const uint8_t *blk = (const uint8_t *)w + (row * nb + b) * 20;
+    qb_half hd, hm;
+    memcpy(&hd, blk, 2);
+    memcpy(&hm, blk + 2, 2);
+    *d = h2f(hd);
+    *m = h2f(hm);
+    return blk + 4;
+}
+
 // The symmetric formats' offset k (w = D * (q + k), q unsigned as tiled) and the values one
 // offset covers; the packers' M = k * D and qb_tile_offset both read it here.
 static inline int32_t symmetric_k(int32_t type, int32_t *width) {
@@ -185,9 +196,9 @@ static inline void put_value_blocks16(uint8_t *tile, int32_t bits, int64_t b, __
     put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, b, v, both);
 }
 
-// Q4_0, Q5_0 and Q8_0 (plain or four-row interleaved) and Q5_1, two blocks at a time.
+// Q4_0, Q5_0 and Q8_0 (plain or four-row interleaved), Q4_1 and Q5_1, two blocks at a time.
 static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-    const int32_t bits = type == QB_Q8_0 ? 8 : type == QB_Q4_0 ? 4 : 5;
+    const int32_t bits = type == QB_Q8_0 ? 8 : type == QB_Q4_0 || type == QB_Q4_1 ? 4 : 5;
     int64_t nb = cols / 32, bb = qb_gemm_tile_block_bytes(bits);
     for (int64_t b = 0; b < nb; b += 2) {
         __m256i v[2][QB_TILE_ROWS];
@@ -201,6 +212,13 @@ static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int6
                     const uint8_t *qs = q5_block(type, interleaved, w, r0 + r, b + k, nb, &d, &m, &qh);
                     put_scale(tile, bb, b + k, r, d, m);
                     v[k][r] = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh));
+                    continue;
+                }
+                if (type == QB_Q4_1) {
+                    float d, m;
+                    const uint8_t *qs = q4_1_block(w, r0 + r, b + k, nb, &d, &m);
+                    put_scale(tile, bb, b + k, r, d, m);
+                    v[k][r] = nibbles_lo_hi(qs);
                     continue;
                 }
                 qb_half hd;
@@ -319,6 +337,17 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 for (int j = 0; j < 16; j++) {
                     v[j] = (uint8_t)((qs[j] & 0xF) | (((qh >> j) & 1) << 4));
                     v[j + 16] = (uint8_t)((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
+                }
+                put(tile, b, r, v, d, m);
+            }
+        } else if (type == QB_Q4_1) {
+            int64_t nb = cols / 32;
+            for (int64_t b = 0; b < nb; b++) {
+                float d, m;
+                const uint8_t *qs = q4_1_block(w, row, b, nb, &d, &m);
+                for (int j = 0; j < 16; j++) {
+                    v[j] = qs[j] & 0xF;
+                    v[j + 16] = qs[j] >> 4;
                 }
                 put(tile, b, r, v, d, m);
             }
