@@ -54,7 +54,11 @@ public struct Matrix: @unchecked Sendable {
         case .interleaved16: 16
         }
     }
+    /// Every byte the format stores: the values and, for MLX, the scales and biases.
     public var byteCount: Int { format.byteCount(rows: rows, cols: cols) }
+    /// The bytes of the values from `base` on: `byteCount` less MLX's scales and biases, which
+    /// are separate arrays (`scales`, `biases`), not after the values.
+    public var valueBytes: Int { rows * rowBytes }
     public var bitsPerWeight: Double { elementCount > 0 ? Double(byteCount * 8) / Double(elementCount) : 0 }
     public var rowBytes: Int { format.rowBytes(cols: cols) }
 

@@ -24,7 +24,7 @@ extension Matrix {
     }
 
     /// Whether `residentCopy` copies this matrix.
-    public var wantsResidentCopy: Bool { layout == .rows && rows * rowBytes >= 2 << 20 }
+    public var wantsResidentCopy: Bool { layout == .rows && valueBytes >= 2 << 20 }
 
     /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q5_0, Q8_0 with rows % 4
     /// == 0), or Q4_K's or MLX's sixteen-row groups (rows % 16 == 0; MLX's scales and biases
@@ -39,7 +39,7 @@ extension Matrix {
         if case .mlx(let q) = format, let scales, let biases {
             let bits = Int32(q.bits), group = Int64(q.groupSize), dtype = q.scaleType.ggmlID, cols = Int64(self.cols)
             let words = base.assumingMemoryBound(to: UInt32.self)
-            pool.parallelFor(rows / 16, grain: 4) { range, _ in
+            pool.parallelFor(rows / Int(QB_MLX_X16_ROWS), grain: 4) { range, _ in
                 qb_repack_mlx_x16(bits, group, dtype, words, scales, biases, dst, Int64(range.lowerBound), Int64(range.upperBound), cols)
             }
             return Matrix(format: format, rows: rows, cols: self.cols, base: UnsafeRawPointer(dst), owner: storage, layout: .interleaved16)
@@ -65,8 +65,7 @@ extension Matrix {
     public func residentCopy(pool: ThreadPool, arena: WeightArena? = nil) -> Matrix? {
         // Below a huge page there is nothing to gain.
         guard wantsResidentCopy else { return nil }
-        // The values only: MLX scales and biases are separate arrays, not after `base`.
-        let bytes = rows * rowBytes
+        let bytes = valueBytes
         let (dst, storage) = WeightArena.storage(bytes: bytes, arena: arena)
         let src = base
         let chunk = 1 << 20

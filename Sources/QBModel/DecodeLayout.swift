@@ -17,7 +17,7 @@ extension LanguageModel {
         let all = w.layers.flatMap { $0.matrices.map(\.1) } + [w.output]
         // What each matrix becomes, decided once: interleaved where it has that layout,
         // otherwise (when mapped) a plain copy in huge pages; the bytes it then takes.
-        func bytes(_ m: Matrix) -> Int? { m.interleavedBytes ?? (m.owner is MappedFile && m.wantsResidentCopy ? m.rows * m.rowBytes : nil) }
+        func bytes(_ m: Matrix) -> Int? { m.interleavedBytes ?? (m.owner is MappedFile && m.wantsResidentCopy ? m.valueBytes : nil) }
         var seen = Set<UnsafeRawPointer>()
         let sizes = all.compactMap { m in seen.insert(m.base).inserted ? bytes(m) : nil }
         let arena = sizes.isEmpty ? nil : WeightArena(bytes: WeightArena.bytes(for: sizes))
@@ -50,7 +50,7 @@ extension Matrix {
     /// unless the converted matrix still reads them (a plain copy does; the sixteen-row
     /// layout holds its own).
     func releaseStorage(in file: MappedFile, keepingScales: Bool) {
-        file.release(base, count: rows * rowBytes)
+        file.release(base, count: valueBytes)
         if !keepingScales, case .mlx(let q) = format, let scales, let biases {
             let n = rows * (cols / q.groupSize) * q.scaleType.size
             file.release(scales, count: n)

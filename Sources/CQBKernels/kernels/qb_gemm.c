@@ -340,33 +340,28 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 }
                 put(tile, b, r, v, d, m);
             }
-        } else if (type == QB_Q4_1) {
+        } else if (type == QB_Q4_0 || type == QB_Q4_1 || type == QB_Q8_0) {
             int64_t nb = cols / 32;
             for (int64_t b = 0; b < nb; b++) {
                 float d, m;
-                const uint8_t *qs = q4_1_block(w, row, b, nb, &d, &m);
-                for (int j = 0; j < 16; j++) {
-                    v[j] = qs[j] & 0xF;
-                    v[j + 16] = qs[j] >> 4;
+                const uint8_t *qs;
+                if (type == QB_Q4_1) {
+                    qs = q4_1_block(w, row, b, nb, &d, &m);
+                } else {
+                    qb_half hd;
+                    qs = ggml_block(type, interleaved, w, row, b, nb, &hd);
+                    d = h2f(hd);
+                    m = offset_m(type, d);
                 }
-                put(tile, b, r, v, d, m);
-            }
-        } else if (type == QB_Q4_0 || type == QB_Q8_0) {
-            int64_t nb = cols / 32;
-            for (int64_t b = 0; b < nb; b++) {
-                qb_half hd;
-                const uint8_t *qs = ggml_block(type, interleaved, w, row, b, nb, &hd);
-                float d = h2f(hd);
-                if (type == QB_Q4_0) {
+                if (type == QB_Q8_0) {
+                    for (int j = 0; j < 32; j++) v[j] = (uint8_t)(qs[j] ^ 0x80);  // int8 + 128
+                } else {
                     for (int j = 0; j < 16; j++) {
                         v[j] = qs[j] & 0xF;
                         v[j + 16] = qs[j] >> 4;
                     }
-                    put(tile, b, r, v, d, offset_m(type, d));
-                } else {
-                    for (int j = 0; j < 32; j++) v[j] = (uint8_t)(qs[j] ^ 0x80);  // int8 + 128
-                    put(tile, b, r, v, d, offset_m(type, d));
                 }
+                put(tile, b, r, v, d, m);
             }
         } else {  // Q4_K: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles
             int64_t nb = cols / 256;
