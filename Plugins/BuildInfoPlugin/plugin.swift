@@ -3,9 +3,10 @@ import PackagePlugin
 
 /// Compiles the commit the binary is built from into it: before every build, `/bin/sh`
 /// runs `git rev-parse HEAD` and `git status --porcelain --untracked-files=no` in the
-/// package's folder and writes `BuildInfo.swift` (`BuildInfo.commit`, `BuildInfo.dirty`),
-/// rewriting it only when it changes so an unchanged tree recompiles nothing. Outside a git
-/// checkout (a source tarball), or without git, the commit is "unknown" and `dirty` nil.
+/// package's folder and writes `GeneratedBuildInfo.swift`: `qb_build_commit` and
+/// `qb_build_dirty`, the C functions CQBBuildInfo declares, rewriting it only when it changes
+/// so an unchanged tree recompiles nothing. Outside a git checkout (a source tarball), or
+/// without git, the commit is "unknown" and dirty -1 (unknown).
 @main
 struct BuildInfoPlugin: BuildToolPlugin {
     static let script = #"""
@@ -16,21 +17,20 @@ struct BuildInfoPlugin: BuildToolPlugin {
             *) commit=unknown ;;
         esac
         [ ${#commit} -eq 40 ] || commit=unknown
-        dirty=nil
+        dirty=-1
         if [ "$commit" != unknown ]; then
             if status=$(git -C "$dir" status --porcelain --untracked-files=no 2>/dev/null); then
-                if [ -n "$status" ]; then dirty=true; else dirty=false; fi
+                if [ -n "$status" ]; then dirty=1; else dirty=0; fi
             fi
         fi
         tmp="$out.tmp.$$"
         printf '%s\n' \
             '// Generated before each build by Plugins/BuildInfoPlugin; do not edit.' \
-            'public enum BuildInfo {' \
-            '    /// `git rev-parse HEAD` of the package at build time, or "unknown".' \
-            "    public static let commit = \"$commit\"" \
-            '    /// Whether tracked files had uncommitted changes at build time (nil when unknown).' \
-            "    public static let dirty: Bool? = $dirty" \
-            '}' > "$tmp"
+            "private let commit: StaticString = \"$commit\"" \
+            '@_cdecl("qb_build_commit") public func qbBuildCommit() -> UnsafePointer<CChar> {' \
+            '    UnsafeRawPointer(commit.utf8Start).assumingMemoryBound(to: CChar.self)' \
+            '}' \
+            '@_cdecl("qb_build_dirty") public func qbBuildDirty() -> Int32 { '"$dirty"' }' > "$tmp"
         if cmp -s "$tmp" "$out"; then rm -f "$tmp"; else mv -f "$tmp" "$out"; fi
         """#
 
@@ -39,9 +39,9 @@ struct BuildInfoPlugin: BuildToolPlugin {
         try FileManager.default.createDirectory(at: outDir, withIntermediateDirectories: true)
         return [
             .prebuildCommand(
-                displayName: "Recording the git commit in BuildInfo.swift",
+                displayName: "Recording the git commit in GeneratedBuildInfo.swift",
                 executable: URL(fileURLWithPath: "/bin/sh"),
-                arguments: ["-c", Self.script, "sh", context.package.directoryURL.path, outDir.appendingPathComponent("BuildInfo.swift").path],
+                arguments: ["-c", Self.script, "sh", context.package.directoryURL.path, outDir.appendingPathComponent("GeneratedBuildInfo.swift").path],
                 outputFilesDirectory: outDir)
         ]
     }
