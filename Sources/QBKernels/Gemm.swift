@@ -94,7 +94,7 @@ enum IntTiles {
         case .ggml(.q4_1): return w.layout == .rows
         case .ggml(.q8_0): return wideValues
         case .ggml(.q5_0): return wideValues
-        case .ggml(.q5_1): return wideValues && w.layout == .rows
+        case .ggml(.q5_1), .ggml(.q5_K), .ggml(.iq4_xs): return wideValues && w.layout == .rows
         case .ggml(.q4_K): return w.layout != .interleaved4
         case .ggml(.q6_K): return w.layout == .rows
         case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout != .interleaved4
@@ -119,8 +119,8 @@ enum IntTiles {
     /// The width of `w`'s values in a tile (`qb_gemm_tile`'s `bits`; not for Q6_K's tiles).
     static func valueBits(_ w: Matrix) -> Int32 {
         switch w.format {
-        case .ggml(.q5_0), .ggml(.q5_1): return 5
-        case .ggml(.q8_0): return 8
+        case .ggml(.q5_0), .ggml(.q5_1), .ggml(.q5_K): return 5
+        case .ggml(.q8_0), .ggml(.iq4_xs): return 8
         case .mlx(let q): return Int32(q.bits)
         default: return 4
         }

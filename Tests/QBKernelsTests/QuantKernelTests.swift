@@ -341,8 +341,14 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                     for width in [cols, 640, 96] { cases.append(("\(t) random blocks, \(width) columns", randomBlocks(t, rows: rows, cols: width))) }
                 }
                 cases.append(("Q5_0 interleaved, 640 columns", randomBlocks(.q5_0, rows: rows, cols: 640).interleavedForDecode(pool: ThreadPool(threads: 1))!))
+                // Q5_K: every pattern of the fifth bits, 8 sub-blocks per super-block.
+                cases.append(("Q5_K random blocks", randomBlocks(.q5_K, rows: rows, cols: cols)))
+                cases.append(("Q5_K random blocks, 768 columns", randomBlocks(.q5_K, rows: rows, cols: 768)))
+                // IQ4_XS: its table's values as 8-bit ones (kvalue + 128), every nibble and scale.
+                cases.append(("IQ4_XS random blocks", randomBlocks(.iq4_xs, rows: rows, cols: cols)))
+                cases.append(("IQ4_XS random blocks, 768 columns", randomBlocks(.iq4_xs, rows: rows, cols: 768)))
             } else {
-                for t in [GGMLType.q5_0, .q5_1] { XCTAssertFalse(IntTiles.fits(randomBlocks(t, rows: rows, cols: cols)), "\(t) on the portable set") }
+                for t in [GGMLType.q5_0, .q5_1, .q5_K, .iq4_xs] { XCTAssertFalse(IntTiles.fits(randomBlocks(t, rows: rows, cols: cols)), "\(t) on the portable set") }
             }
             for (name, w) in cases {
                 XCTAssertTrue(IntTiles.fits(w), name)

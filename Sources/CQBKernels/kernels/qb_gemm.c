@@ -8,6 +8,7 @@
 // broadcast activation, 4- and 5-bit values with vpmaddubsw (pairs of products in saturating
 // 16-bit lanes, summed only as far as the values' width allows) and 8-bit values, tiled as
 // 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly.
+#include "qb_blocks.h"
 #include "qb_gemm.h"
 #include "qb_scalar.h"
 #include <string.h>
@@ -79,6 +80,18 @@ static inline const uint8_t *q4_1_block(const void *w, int64_t row, int64_t b, i
     return blk + 4;
 }
 
+// Block b (32 values: sub-block b % 8 of super-block b / 8) of `row` in an IQ4_XS matrix
+// (rows of nb blocks): its scale d (ls - 32) in *d, its 16 bytes of nibbles returned. Each
+// nibble indexes kvalues_iq4nl; the tile holds kvalue + 128 as an 8-bit value, with Q8_0's
+// offset (M = -128 D), so the products stay exact.
+static inline const uint8_t *iq4xs_block(const void *w, int64_t row, int64_t b, int64_t nb, float *d) {
+    const block_iq4_xs *x = (const block_iq4_xs *)w + (row * nb + b) / 8;
+    int ib = (int)(b % 8);
+    int ls = ((x->scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((x->scales_h >> 2 * ib) & 3) << 4);
+    *d = h2f(x->d) * (float)(ls - 32);
+    return x->qs + 16 * ib;
+}
+
 // The symmetric formats' offset k (w = D * (q + k), q unsigned as tiled) and the values one
 // offset covers; the packers' M = k * D and qb_tile_offset both read it here.
 static inline int32_t symmetric_k(int32_t type, int32_t *width) {
@@ -87,6 +100,7 @@ static inline int32_t symmetric_k(int32_t type, int32_t *width) {
     case QB_Q4_0: return -8;
     case QB_Q5_0: return -16;
     case QB_Q8_0: return -128;
+    case QB_IQ4_XS: return -128;
     case QB_Q6_K: return -32;
     default: return 0;
     }
@@ -196,10 +210,13 @@ static inline void put_value_blocks16(uint8_t *tile, int32_t bits, int64_t b, __
     put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, b, v, both);
 }
 
-// Q4_0, Q5_0 and Q8_0 (plain or four-row interleaved), Q4_1 and Q5_1, two blocks at a time.
+// Q4_0, Q5_0 and Q8_0 (plain or four-row interleaved), Q4_1, Q5_1 and IQ4_XS, two blocks at a time.
 static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-    const int32_t bits = type == QB_Q8_0 ? 8 : type == QB_Q4_0 || type == QB_Q4_1 ? 4 : 5;
+    const int32_t bits = type == QB_Q8_0 || type == QB_IQ4_XS ? 8 : type == QB_Q4_0 || type == QB_Q4_1 ? 4 : 5;
     int64_t nb = cols / 32, bb = qb_gemm_tile_block_bytes(bits);
+    // IQ4_XS's values + 128, indexed by its nibbles through one byte shuffle.
+    const __m256i iq4 = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl)),
+                                         _mm256_set1_epi8((char)0x80));
     for (int64_t b = 0; b < nb; b += 2) {
         __m256i v[2][QB_TILE_ROWS];
         int both = b + 1 < nb;
@@ -219,6 +236,13 @@ static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int6
                     const uint8_t *qs = q4_1_block(w, r0 + r, b + k, nb, &d, &m);
                     put_scale(tile, bb, b + k, r, d, m);
                     v[k][r] = nibbles_lo_hi(qs);
+                    continue;
+                }
+                if (type == QB_IQ4_XS) {
+                    float d;
+                    const uint8_t *qs = iq4xs_block(w, r0 + r, b + k, nb, &d);
+                    put_scale(tile, bb, b + k, r, d, offset_m(type, d));
+                    v[k][r] = _mm256_shuffle_epi8(iq4, nibbles_lo_hi(qs));
                     continue;
                 }
                 qb_half hd;
@@ -253,15 +277,20 @@ static void pack_mlx_vec(int32_t bits, int64_t group, const uint32_t *w, const v
     }
 }
 
-// Q4_K, a super-block at a time: each pair of sub-blocks shares 32 bytes (low nibbles, then high).
-static void pack_q4k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+// Q4_K and Q5_K, a super-block at a time: each pair of sub-blocks shares 32 bytes (low
+// nibbles, then high); Q5_K's fifth bits are bits 2p and 2p + 1 of the 32 bytes of qh.
+static void pack_k_vec(int32_t type, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 256;
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const int fifth = type == QB_Q5_K;
+    const int64_t bytes = fifth ? 176 : 144, qs = fifth ? 48 : 16;
+    const __m256i m4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *blk[QB_TILE_ROWS];
         float d[QB_TILE_ROWS][8], m[QB_TILE_ROWS][8];
+        __m256i qh[QB_TILE_ROWS];
         for (int r = 0; r < QB_TILE_ROWS; r++) {
-            blk[r] = (const uint8_t *)w + ((r0 + r) * nb + i) * 144;
+            blk[r] = (const uint8_t *)w + ((r0 + r) * nb + i) * bytes;
+            qh[r] = fifth ? _mm256_loadu_si256((const __m256i *)(blk[r] + 16)) : _mm256_setzero_si256();
             qb_half hd, hm;
             memcpy(&hd, blk[r], 2);
             memcpy(&hm, blk[r] + 2, 2);
@@ -277,9 +306,13 @@ static void pack_q4k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
         for (int p = 0; p < 4; p++) {
             __m256i v[2][QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
-                __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r] + 16 + 32 * p));
-                v[0][r] = _mm256_and_si256(q, m4);
-                v[1][r] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r] + qs + 32 * p));
+                // Bit 0 (then 1) of each qh byte to bit 4: the 16-bit shifts carry bits across
+                // bytes only below bit 4, and qh moves down two bits per pair.
+                v[0][r] = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_and_si256(_mm256_slli_epi16(qh[r], 4), bit4));
+                v[1][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
+                                          _mm256_and_si256(_mm256_slli_epi16(qh[r], 3), bit4));
+                qh[r] = _mm256_srli_epi16(qh[r], 2);
             }
             put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, 8 * i + 2 * p, v, 1);
         }
@@ -322,7 +355,7 @@ static void pack_q4k_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
 void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     if (type == QB_Q4_K && interleaved) return pack_q4k_x16(w, r0, cols, tile);
 #if defined(__AVX2__)
-    if (type == QB_Q4_K) return pack_q4k_vec(w, r0, cols, tile);
+    if (type == QB_Q4_K || type == QB_Q5_K) return pack_k_vec(type, w, r0, cols, tile);
     return pack_ggml_vec(type, interleaved, w, r0, cols, tile);
 #endif
     uint8_t v[32];
@@ -340,13 +373,16 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 }
                 put(tile, b, r, v, d, m);
             }
-        } else if (type == QB_Q4_0 || type == QB_Q4_1 || type == QB_Q8_0) {
+        } else if (type == QB_Q4_0 || type == QB_Q4_1 || type == QB_Q8_0 || type == QB_IQ4_XS) {
             int64_t nb = cols / 32;
             for (int64_t b = 0; b < nb; b++) {
                 float d, m;
                 const uint8_t *qs;
                 if (type == QB_Q4_1) {
                     qs = q4_1_block(w, row, b, nb, &d, &m);
+                } else if (type == QB_IQ4_XS) {
+                    qs = iq4xs_block(w, row, b, nb, &d);
+                    m = offset_m(type, d);
                 } else {
                     qb_half hd;
                     qs = ggml_block(type, interleaved, w, row, b, nb, &hd);
@@ -355,6 +391,11 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 }
                 if (type == QB_Q8_0) {
                     for (int j = 0; j < 32; j++) v[j] = (uint8_t)(qs[j] ^ 0x80);  // int8 + 128
+                } else if (type == QB_IQ4_XS) {
+                    for (int j = 0; j < 16; j++) {
+                        v[j] = (uint8_t)(kvalues_iq4nl[qs[j] & 0xF] + 128);
+                        v[j + 16] = (uint8_t)(kvalues_iq4nl[qs[j] >> 4] + 128);
+                    }
                 } else {
                     for (int j = 0; j < 16; j++) {
                         v[j] = qs[j] & 0xF;
@@ -363,19 +404,22 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 }
                 put(tile, b, r, v, d, m);
             }
-        } else {  // Q4_K: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles
+        } else {  // Q4_K: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles;
+                  // Q5_K: the same with 32 bytes of fifth bits (bit j of byte l: value l of sub-block j) before the nibbles
+            const int fifth = type == QB_Q5_K;
             int64_t nb = cols / 256;
             for (int64_t i = 0; i < nb; i++) {
-                const uint8_t *blk = (const uint8_t *)w + (row * nb + i) * 144;
+                const uint8_t *blk = (const uint8_t *)w + (row * nb + i) * (fifth ? 176 : 144);
                 qb_half hd, hm;
                 memcpy(&hd, blk, 2);
                 memcpy(&hm, blk + 2, 2);
-                const uint8_t *sc = blk + 4, *qs = blk + 16;
+                const uint8_t *sc = blk + 4, *qh = blk + 16, *qs = blk + (fifth ? 48 : 16);
                 for (int j = 0; j < 8; j++) {
                     uint8_t s, m;
                     get_scale_min_k4(j, sc, &s, &m);
                     const uint8_t *q = qs + 32 * (j / 2);
-                    for (int l = 0; l < 32; l++) v[l] = (j & 1) ? q[l] >> 4 : q[l] & 0xF;
+                    for (int l = 0; l < 32; l++)
+                        v[l] = (uint8_t)(((j & 1) ? q[l] >> 4 : q[l] & 0xF) | (fifth ? ((qh[l] >> j) & 1) << 4 : 0));
                     put(tile, 8 * i + j, r, v, h2f(hd) * (float)s, -h2f(hm) * (float)m);
                 }
             }
