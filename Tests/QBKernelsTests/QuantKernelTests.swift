@@ -135,11 +135,12 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         XCTAssertEqual(mcopy.toFloats(), m.toFloats())
     }
 
-    /// Q4_K and Q6_K decode against activations quantized per 256 (q8k): the AVX2 rows equal
-    /// the portable C rows, and the activations are what the reference quantizer makes.
+    /// K-quant decode (Q4_K, Q5_K, Q6_K) against activations quantized per 256 (q8k): the
+    /// AVX2 and AVX-512 rows equal the portable C rows, and the activations are what the
+    /// reference quantizer makes.
     func testKQuantRowsMatchPortableRows() {
         onEveryKernelSet {
-            for t in [GGMLType.q4_K, .q6_K] {
+            for t in [GGMLType.q4_K, .q5_K, .q6_K] {
                 for cols in [256, 2048, 17408] {
                     let rows = 5
                     let w = randomBlocks(t, rows: rows, cols: cols)

@@ -1,7 +1,7 @@
-// Decode products of GGML-format rows (every format but Q4_K and Q6_K) with activations
+// Decode products of GGML-format rows (every format but the K-quants) with activations
 // quantized per 32 values (q8a). The scalar code is the definition; the AVX2 paths are
-// the fast ones (every format here: Q4_1, Q5_K and IQ4_XS ran the scalar loops, 23-30% of
-// the read probe in decode, until 2026-11-28).
+// the fast ones (every format here: Q4_1 and IQ4_XS ran the scalar loops, 23-30% of the
+// read probe in decode, until 2026-11-28).
 #include "qb_dot_ggml.h"
 #include "qb_blocks.h"
 #include <math.h>
@@ -140,66 +140,6 @@ static float dot_q5_1(const block_q5_1 *w, const qb_q8a *a, int64_t nb) {
 #endif
 }
 
-#if defined(__AVX2__)
-// Bit `b` (0..7) of every byte of `v` moved to bit 4 (the others cleared): a 16-bit lane shift
-// keeps each byte's bits within the byte for the bits read here.
-static inline __m256i bit_to_16(__m256i v, int b) {
-    __m256i t = b <= 4 ? _mm256_slli_epi16(v, 4 - b) : _mm256_srli_epi16(v, b - 4);
-    return _mm256_and_si256(t, _mm256_set1_epi8(0x10));
-}
-#endif
-
-static float dot_q5_K(const block_q5_K *w, const qb_q8a *a, int64_t nb) {
-#if defined(__AVX2__)
-    // Each pair of 32-value sub-blocks shares 32 bytes of nibbles; value l's fifth bit is bit
-    // 2j (2j + 1) of qh[l]. The unsigned 5-bit values meet the activations in vpmaddubsw.
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0;
-    for (int64_t i = 0; i < nb; i++, a += 8) {
-        float d = h2f(w[i].d), dmin = h2f(w[i].dmin), m = 0;
-        __m256i hb = _mm256_loadu_si256((const __m256i *)w[i].qh);
-        for (int j = 0; j < 4; j++) {
-            uint8_t sc0, m0, sc1, m1;
-            get_scale_min_k4(2 * j, w[i].scales, &sc0, &m0);
-            get_scale_min_k4(2 * j + 1, w[i].scales, &sc1, &m1);
-            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
-            __m256i u0 = _mm256_or_si256(_mm256_and_si256(q, m4), bit_to_16(hb, 2 * j));
-            __m256i u1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), bit_to_16(hb, 2 * j + 1));
-            __m256i p0 = dot_u8(u0, _mm256_loadu_si256((const __m256i *)a[2 * j].qs));
-            __m256i p1 = dot_u8(u1, _mm256_loadu_si256((const __m256i *)a[2 * j + 1].qs));
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p0), _mm256_set1_ps(d * sc0 * a[2 * j].d), acc);
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p1), _mm256_set1_ps(d * sc1 * a[2 * j + 1].d), acc);
-            m += m0 * a[2 * j].s + m1 * a[2 * j + 1].s;
-        }
-        mins += dmin * m;
-    }
-    return hsum_ps(acc) - mins;
-#else
-    float s = 0;
-    for (int64_t i = 0; i < nb; i++, a += 8) {
-        float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
-        float t = 0, mins = 0;
-        for (int j = 0; j < 4; j++) {
-            const uint8_t *q = w[i].qs + 32 * j;
-            uint8_t sc0, m0, sc1, m1;
-            get_scale_min_k4(2 * j, w[i].scales, &sc0, &m0);
-            get_scale_min_k4(2 * j + 1, w[i].scales, &sc1, &m1);
-            int s0 = 0, s1 = 0;
-            for (int l = 0; l < 32; l++) {
-                int h0 = (w[i].qh[l] >> (2 * j)) & 1, h1 = (w[i].qh[l] >> (2 * j + 1)) & 1;
-                s0 += ((q[l] & 0xF) + 16 * h0) * a[2 * j].qs[l];
-                s1 += ((q[l] >> 4) + 16 * h1) * a[2 * j + 1].qs[l];
-            }
-            t += sc0 * a[2 * j].d * s0 + sc1 * a[2 * j + 1].d * s1;
-            mins += m0 * a[2 * j].s + m1 * a[2 * j + 1].s;
-        }
-        s += d * t - dmin * mins;
-    }
-    return s;
-#endif
-}
-
 static float dot_iq4_xs(const block_iq4_xs *w, const qb_q8a *a, int64_t nb) {
 #if defined(__AVX2__)
     // The nibbles index the 16 signed values through one byte shuffle.
@@ -276,9 +216,8 @@ void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int6
         case QB_Q5_0: v = dot_q5_0(row, x, nb); break;
         case QB_Q5_1: v = dot_q5_1(row, x, nb); break;
         case QB_Q8_0: v = dot_q8_0(row, x, nb); break;
-        case QB_Q5_K: v = dot_q5_K(row, x, nb); break;
         case QB_IQ4_XS: v = dot_iq4_xs(row, x, nb); break;
-        default: v = NAN; break; // Q4_K and Q6_K take q8k activations: qb_matvec_kquant
+        default: v = NAN; break; // the K-quants take q8k activations: qb_matvec_kquant
         }
         y[r] = v;
     }

@@ -1,4 +1,4 @@
-// Decode products of Q4_K and Q6_K rows, and of Q4_K's 16-row decode groups, with
+// Decode products of Q4_K, Q5_K and Q6_K rows, and of Q4_K's 16-row decode groups, with
 // activations quantized per 256 values (q8k).
 #include "qb_dot_kquant.h"
 #include "qb_blocks.h"
@@ -10,7 +10,7 @@
 // fused multiply-add). The fast paths use explicit FMA intrinsics.
 #pragma clang fp contract(off)
 
-// Q4_K and Q6_K against activations quantized per 256 values (GGML's Q8_K): a whole
+// The K-quants against activations quantized per 256 values (GGML's Q8_K): a whole
 // super-block accumulates in int32 with its sub-block scales applied as integers, and is
 // scaled to float once. Per-32 activation scales would need a float multiply-add per 32
 // values, which kept the Q6_K output head (the largest matrix of a Q4_0 file) compute-bound
@@ -27,6 +27,28 @@ static float q4_K_q8k(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
             const uint8_t *q = w[i].qs + 32 * (j / 2);
             int dot = 0;
             for (int l = 0; l < 32; l++) dot += ((j & 1) ? q[l] >> 4 : q[l] & 0xF) * a[i].qs[32 * j + l];
+            isum += sc * dot;
+            msum += m * (a[i].s16[2 * j] + a[i].s16[2 * j + 1]);
+        }
+        s += a[i].d * (h2f(w[i].d) * (float)isum - h2f(w[i].dmin) * (float)msum);
+    }
+    return s;
+}
+
+// Q5_K: Q4_K's layout with a fifth bit per value, bit j of qh[l] for value l of sub-block j.
+static float q5_K_q8k(const block_q5_K *w, const qb_q8k *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int32_t isum = 0, msum = 0;
+        for (int j = 0; j < 8; j++) {
+            uint8_t sc, m;
+            get_scale_min_k4(j, w[i].scales, &sc, &m);
+            const uint8_t *q = w[i].qs + 32 * (j / 2);
+            int dot = 0;
+            for (int l = 0; l < 32; l++) {
+                int v = ((j & 1) ? q[l] >> 4 : q[l] & 0xF) | ((w[i].qh[l] >> j) & 1) << 4;
+                dot += v * a[i].qs[32 * j + l];
+            }
             isum += sc * dot;
             msum += m * (a[i].s16[2 * j] + a[i].s16[2 * j + 1]);
         }
@@ -64,12 +86,13 @@ static float q6_K_q8k(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
 // pick[c]: the 16-bit element c of each 128-bit lane, repeated across the lane.
 static inline __m256i repeat16(int c) { return _mm256_set1_epi16((short)(((2 * c + 1) << 8) | (2 * c))); }
 
-// A Q4_K block's eight 6-bit scales as bytes (GGML's packing undone on three 32-bit words),
-// and sum_j min_j x (activation sum of sub-block j) as eight int32 in `msum` (each minimum
-// taken twice, against the activations' sums per 16).
-static inline uint64_t q4k_scales(const block_q4_K *w, const qb_q8k *a, __m256i *msum) {
+// A Q4_K or Q5_K block's eight 6-bit scales (its 12 scale bytes at `scales`) as bytes
+// (GGML's packing undone on three 32-bit words), and sum_j min_j x (activation sum of
+// sub-block j) as eight int32 in `msum` (each minimum taken twice, against the activations'
+// sums per 16).
+static inline uint64_t kq_scales(const uint8_t *scales, const qb_q8k *a, __m256i *msum) {
     uint64_t sc, mn;
-    q4k_unpack_scales(w->scales, &sc, &mn);
+    q4k_unpack_scales(scales, &sc, &mn);
     __m128i mn8 = _mm_cvtsi64_si128((long long)mn);
     *msum = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8)), _mm256_loadu_si256((const __m256i *)a->s16));
     return sc;
@@ -84,13 +107,43 @@ static float q4_K_q8k_avx2(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
         qb_prefetch_l2(w + i, 3);
         __m256i msum;
-        uint64_t sc = q4k_scales(w + i, a + i, &msum);
+        uint64_t sc = kq_scales(w[i].scales, a + i, &msum);
         // The eight scales as 16-bit values in both lanes.
         __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
         __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
         for (int j = 0; j < 4; j++) {
             __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
             __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j)));
+            __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j + 32)));
+            is0 = _mm256_add_epi32(is0, _mm256_madd_epi16(p0, _mm256_shuffle_epi8(sc16, pick[2 * j])));
+            is1 = _mm256_add_epi32(is1, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(sc16, pick[2 * j + 1])));
+        }
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1)), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
+    }
+    return hsum_ps(_mm256_sub_ps(acc, accm));
+}
+
+// As q4_K_q8k_avx2, each value's fifth bit ORed onto its nibble (values up to 31: a
+// vpmaddubsw pair stays within 2 x 31 x 127).
+static float q5_K_q8k_avx2(const block_q5_K *w, const qb_q8k *a, int64_t nb) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i pick[8];
+    for (int c = 0; c < 8; c++) pick[c] = repeat16(c);
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 3);
+        __m256i msum;
+        uint64_t sc = kq_scales(w[i].scales, a + i, &msum);
+        __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+        __m256i hb = _mm256_loadu_si256((const __m256i *)w[i].qh);
+        __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
+        for (int j = 0; j < 4; j++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
+            __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), bit_to_16(hb, 2 * j));
+            __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), bit_to_16(hb, 2 * j + 1));
             __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j)));
             __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j + 32)));
             is0 = _mm256_add_epi32(is0, _mm256_madd_epi16(p0, _mm256_shuffle_epi8(sc16, pick[2 * j])));
@@ -163,12 +216,45 @@ static float q4_K_q8k_512(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
         qb_prefetch_l2(w + i, 3);
         __m256i msum;
-        uint64_t sc = q4k_scales(w + i, a + i, &msum);
+        uint64_t sc = kq_scales(w[i].scales, a + i, &msum);
         __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
         __m512i is[2];
         for (int k = 0; k < 2; k++) {
             __m512i q = _mm512_loadu_si512((const void *)(w[i].qs + 64 * k));
             __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            __m512i p0 = _mm512_maddubs_epi16(lo, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k)));
+            __m512i p1 = _mm512_maddubs_epi16(hi, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k + 64)));
+            is[k] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, _mm512_permutexvar_epi16(pick[2 * k], sc16)), p1,
+                                        _mm512_permutexvar_epi16(pick[2 * k + 1], sc16));
+        }
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(h2f(w[i].d) * a[i].d), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
+    }
+    return _mm512_reduce_add_ps(acc) - hsum_ps(accm);
+}
+
+// As q4_K_q8k_512, each value's fifth bit added as 16: a 64-byte load of nibbles holds
+// sub-blocks 4k and 4k + 2 (low nibbles) and 4k + 1 and 4k + 3 (high ones), whose fifth
+// bits are bits 4k.. of qh (first 32 bytes) and of qh >> 2 (last 32).
+static float q5_K_q8k_512(const block_q5_K *w, const qb_q8k *a, int64_t nb) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(0x10);
+    const __m512i pick[4] = {pick_words(0, 2), pick_words(1, 3), pick_words(4, 6), pick_words(5, 7)};
+    __m512 acc = _mm512_setzero_ps();
+    __m256 accm = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 3);
+        __m256i msum;
+        uint64_t sc = kq_scales(w[i].scales, a + i, &msum);
+        __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+        __m256i h = _mm256_loadu_si256((const __m256i *)w[i].qh);
+        __m512i hl = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+        __m512i is[2];
+        for (int k = 0; k < 2; k++) {
+            __m512i q = _mm512_loadu_si512((const void *)(w[i].qs + 64 * k));
+            __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(hl, _mm512_set1_epi8((char)(1 << (4 * k)))), lo, sixteen);
+            hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(hl, _mm512_set1_epi8((char)(2 << (4 * k)))), hi, sixteen);
             __m512i p0 = _mm512_maddubs_epi16(lo, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k)));
             __m512i p1 = _mm512_maddubs_epi16(hi, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k + 64)));
             is[k] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, _mm512_permutexvar_epi16(pick[2 * k], sc16)), p1,
@@ -384,20 +470,28 @@ void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, in
     }
 }
 
+// One row of a K-quant matrix by the kernel set's best code, or by the portable C versions.
+static inline float kquant_row(int32_t type, const void *row, const qb_q8k *x, int64_t nb, int portable) {
+    if (portable) {
+        return type == QB_Q4_K ? q4_K_q8k(row, x, nb) : type == QB_Q5_K ? q5_K_q8k(row, x, nb)
+             : type == QB_Q6_K ? q6_K_q8k(row, x, nb) : NAN;
+    }
+#if defined(QB_AVX512)
+    return type == QB_Q4_K ? q4_K_q8k_512(row, x, nb) : type == QB_Q5_K ? q5_K_q8k_512(row, x, nb)
+         : type == QB_Q6_K ? q6_K_q8k_512(row, x, nb) : NAN;
+#elif defined(__AVX2__)
+    return type == QB_Q4_K ? q4_K_q8k_avx2(row, x, nb) : type == QB_Q5_K ? q5_K_q8k_avx2(row, x, nb)
+         : type == QB_Q6_K ? q6_K_q8k_avx2(row, x, nb) : NAN;
+#else
+    return kquant_row(type, row, x, nb, 1);
+#endif
+}
+
 void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
     int64_t nb = cols / 256, row_bytes = nb * qb_block_bytes(type);
-    for (int64_t r = r0; r < r1; r++) {
-        const void *row = (const uint8_t *)w + r * row_bytes;
-#if defined(QB_AVX512)
-        y[r] = type == QB_Q4_K ? q4_K_q8k_512(row, x, nb) : type == QB_Q6_K ? q6_K_q8k_512(row, x, nb) : NAN;
-#elif defined(__AVX2__)
-        y[r] = type == QB_Q4_K ? q4_K_q8k_avx2(row, x, nb) : type == QB_Q6_K ? q6_K_q8k_avx2(row, x, nb) : NAN;
-#else
-        y[r] = type == QB_Q4_K ? q4_K_q8k(row, x, nb) : type == QB_Q6_K ? q6_K_q8k(row, x, nb) : NAN;
-#endif
-    }
+    for (int64_t r = r0; r < r1; r++) y[r] = kquant_row(type, (const uint8_t *)w + r * row_bytes, x, nb, 0);
 }
 
 float qb_dot_kquant_portable(int32_t type, const void *w, const qb_q8k *x, int64_t cols) {
-    return type == QB_Q4_K ? q4_K_q8k(w, x, cols / 256) : type == QB_Q6_K ? q6_K_q8k(w, x, cols / 256) : NAN;
+    return kquant_row(type, w, x, cols / 256, 1);
 }

@@ -283,7 +283,7 @@ static void pack_k_vec(int32_t type, const void *w, int64_t r0, int64_t cols, ui
     int64_t nb = cols / 256;
     const int fifth = type == QB_Q5_K;
     const int64_t bytes = fifth ? 176 : 144, qs = fifth ? 48 : 16;
-    const __m256i m4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *blk[QB_TILE_ROWS];
         float d[QB_TILE_ROWS][8], m[QB_TILE_ROWS][8];
@@ -307,12 +307,8 @@ static void pack_k_vec(int32_t type, const void *w, int64_t r0, int64_t cols, ui
             __m256i v[2][QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
                 __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r] + qs + 32 * p));
-                // Bit 0 (then 1) of each qh byte to bit 4: the 16-bit shifts carry bits across
-                // bytes only below bit 4, and qh moves down two bits per pair.
-                v[0][r] = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_and_si256(_mm256_slli_epi16(qh[r], 4), bit4));
-                v[1][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4),
-                                          _mm256_and_si256(_mm256_slli_epi16(qh[r], 3), bit4));
-                qh[r] = _mm256_srli_epi16(qh[r], 2);
+                v[0][r] = _mm256_or_si256(_mm256_and_si256(q, m4), bit_to_16(qh[r], 2 * p));
+                v[1][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), bit_to_16(qh[r], 2 * p + 1));
             }
             put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, 8 * i + 2 * p, v, 1);
         }

@@ -166,6 +166,14 @@ static inline __m256i q5_fifth_bits(uint32_t qh) {
 #endif
 }
 
+// Bit `b` (0..7) of every byte of `v` moved to bit 4 (the others cleared), to OR the fifth
+// bits of Q5_K's values onto their nibbles: a 16-bit lane shift keeps each byte's bit within
+// the byte for the bits read here.
+static inline __m256i bit_to_16(__m256i v, int b) {
+    __m256i t = b <= 4 ? _mm256_slli_epi16(v, 4 - b) : _mm256_srli_epi16(v, b - 4);
+    return _mm256_and_si256(t, _mm256_set1_epi8(0x10));
+}
+
 // Signed x times signed y, summed in groups of 4 to 8 int32.
 static inline __m256i dot_s8(__m256i x, __m256i y) {
     __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
