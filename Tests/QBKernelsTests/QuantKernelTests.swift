@@ -135,12 +135,12 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         XCTAssertEqual(mcopy.toFloats(), m.toFloats())
     }
 
-    /// K-quant decode (Q4_K, Q5_K, Q6_K) against activations quantized per 256 (q8k): the
-    /// AVX2 and AVX-512 rows equal the portable C rows, and the activations are what the
-    /// reference quantizer makes.
+    /// Decode of the super-block formats (Q4_K, Q5_K, Q6_K, IQ4_XS) against activations
+    /// quantized per 256 (q8k): the AVX2 and AVX-512 rows equal the portable C rows, and the
+    /// activations are what the reference quantizer makes.
     func testKQuantRowsMatchPortableRows() {
         onEveryKernelSet {
-            for t in [GGMLType.q4_K, .q5_K, .q6_K] {
+            for t in [GGMLType.q4_K, .q5_K, .q6_K, .iq4_xs] {
                 for cols in [256, 2048, 17408] {
                     let rows = 5
                     let w = randomBlocks(t, rows: rows, cols: cols)

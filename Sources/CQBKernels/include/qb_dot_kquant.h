@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include "qb_activation.h"
 
-// y[r] = dot(W[r], x) for rows [r0, r1) of a Q4_K, Q5_K or Q6_K matrix whose rows are `cols`
+// y[r] = dot(W[r], x) for rows [r0, r1) of a Q4_K, Q5_K, Q6_K or IQ4_XS matrix whose rows are `cols`
 // wide, against q8k activations (cols/256 blocks).
 void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols);
 // y[16g..16g+15] for row groups [g0, g1) of a Q4_K matrix in the 16-row decode layout of

@@ -29,4 +29,10 @@ _Static_assert(sizeof(block_iq4_xs) == 136, "iq4_xs");
 
 static const int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
+// Sub-block ib's (0..7) scale of an IQ4_XS super-block, less 32 (its values are d x this x
+// kvalues_iq4nl[nibble]): six bits, four in scales_l, two in scales_h.
+static inline int iq4xs_scale(const block_iq4_xs *x, int ib) {
+    return (((x->scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((x->scales_h >> 2 * ib) & 3) << 4)) - 32;
+}
+
 #endif

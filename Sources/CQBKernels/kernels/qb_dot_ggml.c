@@ -1,7 +1,7 @@
-// Decode products of GGML-format rows (every format but the K-quants) with activations
-// quantized per 32 values (q8a). The scalar code is the definition; the AVX2 paths are
-// the fast ones (every format here: Q4_1 and IQ4_XS ran the scalar loops, 23-30% of the
-// read probe in decode, until 2026-11-28).
+// Decode products of GGML-format rows with 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0)
+// with activations quantized per 32 values (q8a). The scalar code is the definition; the
+// AVX2 paths are the fast ones (Q4_1 ran the scalar loop, 30% of the read probe in decode,
+// until 2026-11-28).
 #include "qb_dot_ggml.h"
 #include "qb_blocks.h"
 #include <math.h>
@@ -140,36 +140,6 @@ static float dot_q5_1(const block_q5_1 *w, const qb_q8a *a, int64_t nb) {
 #endif
 }
 
-static float dot_iq4_xs(const block_iq4_xs *w, const qb_q8a *a, int64_t nb) {
-#if defined(__AVX2__)
-    // The nibbles index the 16 signed values through one byte shuffle.
-    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl));
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; i++) {
-        float d = h2f(w[i].d);
-        for (int ib = 0; ib < 8; ib++, a++) {
-            int ls = ((w[i].scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((w[i].scales_h >> 2 * ib) & 3) << 4);
-            __m256i v = _mm256_shuffle_epi8(table, nibbles_lo_hi(w[i].qs + 16 * ib));
-            __m256i p = dot_s8(v, _mm256_loadu_si256((const __m256i *)a->qs));
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * (float)(ls - 32) * a->d), acc);
-        }
-    }
-    return hsum_ps(acc);
-#else
-    float s = 0;
-    for (int64_t i = 0; i < nb; i++) {
-        float d = h2f(w[i].d);
-        for (int ib = 0; ib < 8; ib++, a++) {
-            int ls = ((w[i].scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((w[i].scales_h >> 2 * ib) & 3) << 4);
-            const uint8_t *qs = w[i].qs + 16 * ib;
-            int sum = 0;
-            for (int j = 0; j < 16; j++) sum += kvalues_iq4nl[qs[j] & 0xf] * a->qs[j] + kvalues_iq4nl[qs[j] >> 4] * a->qs[j + 16];
-            s += d * (ls - 32) * a->d * sum;
-        }
-    }
-    return s;
-#endif
-}
 
 #if defined(__AVX2__)
 // Two Q4_0 rows against the same activations: the nibbles are used unsigned (0..15) and
@@ -216,8 +186,7 @@ void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int6
         case QB_Q5_0: v = dot_q5_0(row, x, nb); break;
         case QB_Q5_1: v = dot_q5_1(row, x, nb); break;
         case QB_Q8_0: v = dot_q8_0(row, x, nb); break;
-        case QB_IQ4_XS: v = dot_iq4_xs(row, x, nb); break;
-        default: v = NAN; break; // the K-quants take q8k activations: qb_matvec_kquant
+        default: v = NAN; break; // K-quants and IQ4_XS take q8k activations: qb_matvec_kquant
         }
         y[r] = v;
     }

@@ -1,5 +1,5 @@
-// Decode products of Q4_K, Q5_K and Q6_K rows, and of Q4_K's 16-row decode groups, with
-// activations quantized per 256 values (q8k).
+// Decode products of the formats with 256-value super-blocks (Q4_K, Q5_K, Q6_K, IQ4_XS),
+// and of Q4_K's 16-row decode groups, with activations quantized per 256 values (q8k).
 #include "qb_dot_kquant.h"
 #include "qb_blocks.h"
 #include "qb_repack.h"
@@ -10,7 +10,7 @@
 // fused multiply-add). The fast paths use explicit FMA intrinsics.
 #pragma clang fp contract(off)
 
-// The K-quants against activations quantized per 256 values (GGML's Q8_K): a whole
+// These formats against activations quantized per 256 values (GGML's Q8_K): a whole
 // super-block accumulates in int32 with its sub-block scales applied as integers, and is
 // scaled to float once. Per-32 activation scales would need a float multiply-add per 32
 // values, which kept the Q6_K output head (the largest matrix of a Q4_0 file) compute-bound
@@ -53,6 +53,24 @@ static float q5_K_q8k(const block_q5_K *w, const qb_q8k *a, int64_t nb) {
             msum += m * (a[i].s16[2 * j] + a[i].s16[2 * j + 1]);
         }
         s += a[i].d * (h2f(w[i].d) * (float)isum - h2f(w[i].dmin) * (float)msum);
+    }
+    return s;
+}
+
+// IQ4_XS: each nibble indexes kvalues_iq4nl; sub-block ib's values are scaled by
+// iq4xs_scale (signed).
+static float iq4_xs_q8k(const block_iq4_xs *w, const qb_q8k *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int32_t isum = 0;
+        for (int ib = 0; ib < 8; ib++) {
+            const uint8_t *qs = w[i].qs + 16 * ib;
+            const int8_t *x = a[i].qs + 32 * ib;
+            int dot = 0;
+            for (int j = 0; j < 16; j++) dot += kvalues_iq4nl[qs[j] & 0xF] * x[j] + kvalues_iq4nl[qs[j] >> 4] * x[j + 16];
+            isum += iq4xs_scale(w + i, ib) * dot;
+        }
+        s += a[i].d * h2f(w[i].d) * (float)isum;
     }
     return s;
 }
@@ -153,6 +171,39 @@ static float q5_K_q8k_avx2(const block_q5_K *w, const qb_q8k *a, int64_t nb) {
         accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
     }
     return hsum_ps(_mm256_sub_ps(acc, accm));
+}
+
+// IQ4_XS: the nibbles index the table through one byte shuffle; the signed values meet the
+// activations in vpmaddubsw through their magnitudes and signs (a pair stays within
+// 2 x 127 x 127), and the eight signed sub-block scales weight the 16-bit sums in vpmaddwd,
+// so a super-block is converted to float once.
+static float iq4_xs_q8k_avx2(const block_iq4_xs *w, const qb_q8k *a, int64_t nb) {
+    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl));
+    __m256i pick[8];
+    for (int c = 0; c < 8; c++) pick[c] = repeat16(c);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 3);
+        int16_t sc[8];
+        for (int ib = 0; ib < 8; ib++) sc[ib] = (int16_t)iq4xs_scale(w + i, ib);
+        __m256i sc16 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)sc));
+        __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
+        for (int ib = 0; ib < 8; ib += 2) {
+            __m256i v0 = _mm256_shuffle_epi8(table, nibbles_lo_hi(w[i].qs + 16 * ib));
+            __m256i v1 = _mm256_shuffle_epi8(table, nibbles_lo_hi(w[i].qs + 16 * ib + 16));
+            __m256i x0 = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * ib));
+            __m256i x1 = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * ib + 32));
+            __m256i p0 = _mm256_maddubs_epi16(_mm256_sign_epi8(v0, v0), _mm256_sign_epi8(x0, v0));
+            __m256i p1 = _mm256_maddubs_epi16(_mm256_sign_epi8(v1, v1), _mm256_sign_epi8(x1, v1));
+            is0 = _mm256_add_epi32(is0, _mm256_madd_epi16(p0, _mm256_shuffle_epi8(sc16, pick[ib])));
+            is1 = _mm256_add_epi32(is1, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(sc16, pick[ib + 1])));
+        }
+        __m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1));
+        if (i & 1) acc1 = _mm256_fmadd_ps(f, _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc1);
+        else acc0 = _mm256_fmadd_ps(f, _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc0);
+    }
+    return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
 static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
@@ -470,21 +521,32 @@ void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, in
     }
 }
 
-// One row of a K-quant matrix by the kernel set's best code, or by the portable C versions.
+// One row by the kernel set's best code, or by the portable C versions. IQ4_XS takes the
+// AVX2 code on the AVX-512 set as well.
 static inline float kquant_row(int32_t type, const void *row, const qb_q8k *x, int64_t nb, int portable) {
     if (portable) {
-        return type == QB_Q4_K ? q4_K_q8k(row, x, nb) : type == QB_Q5_K ? q5_K_q8k(row, x, nb)
-             : type == QB_Q6_K ? q6_K_q8k(row, x, nb) : NAN;
+        switch (type) {
+        case QB_Q4_K: return q4_K_q8k(row, x, nb);
+        case QB_Q5_K: return q5_K_q8k(row, x, nb);
+        case QB_Q6_K: return q6_K_q8k(row, x, nb);
+        case QB_IQ4_XS: return iq4_xs_q8k(row, x, nb);
+        default: return NAN;
+        }
     }
+    switch (type) {
 #if defined(QB_AVX512)
-    return type == QB_Q4_K ? q4_K_q8k_512(row, x, nb) : type == QB_Q5_K ? q5_K_q8k_512(row, x, nb)
-         : type == QB_Q6_K ? q6_K_q8k_512(row, x, nb) : NAN;
+    case QB_Q4_K: return q4_K_q8k_512(row, x, nb);
+    case QB_Q5_K: return q5_K_q8k_512(row, x, nb);
+    case QB_Q6_K: return q6_K_q8k_512(row, x, nb);
+    case QB_IQ4_XS: return iq4_xs_q8k_avx2(row, x, nb);
 #elif defined(__AVX2__)
-    return type == QB_Q4_K ? q4_K_q8k_avx2(row, x, nb) : type == QB_Q5_K ? q5_K_q8k_avx2(row, x, nb)
-         : type == QB_Q6_K ? q6_K_q8k_avx2(row, x, nb) : NAN;
-#else
-    return kquant_row(type, row, x, nb, 1);
+    case QB_Q4_K: return q4_K_q8k_avx2(row, x, nb);
+    case QB_Q5_K: return q5_K_q8k_avx2(row, x, nb);
+    case QB_Q6_K: return q6_K_q8k_avx2(row, x, nb);
+    case QB_IQ4_XS: return iq4_xs_q8k_avx2(row, x, nb);
 #endif
+    default: return kquant_row(type, row, x, nb, 1);
+    }
 }
 
 void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols) {

@@ -165,8 +165,7 @@ static void dequant_iq4_xs(const block_iq4_xs *x, float *y, int64_t nb) {
         const uint8_t *qs = x[i].qs;
         float d = h2f(x[i].d);
         for (int ib = 0; ib < QK_K / 32; ib++) {
-            int ls = ((x[i].scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((x[i].scales_h >> 2 * ib) & 3) << 4);
-            float dl = d * (ls - 32);
+            float dl = d * (float)iq4xs_scale(x + i, ib);
             for (int j = 0; j < 16; j++) {
                 y[j + 0] = dl * kvalues_iq4nl[qs[j] & 0xf];
                 y[j + 16] = dl * kvalues_iq4nl[qs[j] >> 4];

@@ -87,8 +87,7 @@ static inline const uint8_t *q4_1_block(const void *w, int64_t row, int64_t b, i
 static inline const uint8_t *iq4xs_block(const void *w, int64_t row, int64_t b, int64_t nb, float *d) {
     const block_iq4_xs *x = (const block_iq4_xs *)w + (row * nb + b) / 8;
     int ib = (int)(b % 8);
-    int ls = ((x->scales_l[ib / 2] >> 4 * (ib % 2)) & 0xf) | (((x->scales_h >> 2 * ib) & 3) << 4);
-    *d = h2f(x->d) * (float)(ls - 32);
+    *d = h2f(x->d) * (float)iq4xs_scale(x, ib);
     return x->qs + 16 * ib;
 }
 
