@@ -17,45 +17,47 @@
 // at about 12 GB/s per core.
 
 // Portable versions: the AVX2 and AVX-512 ones below are tested equal to them.
-static float q4_K_q8k(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
-    float s = 0;
-    for (int64_t i = 0; i < nb; i++) {
-        int32_t isum = 0, msum = 0;
-        for (int j = 0; j < 8; j++) {
-            uint8_t sc, m;
-            get_scale_min_k4(j, w[i].scales, &sc, &m);
-            const uint8_t *q = w[i].qs + 32 * (j / 2);
-            int dot = 0;
-            for (int l = 0; l < 32; l++) dot += ((j & 1) ? q[l] >> 4 : q[l] & 0xF) * a[i].qs[32 * j + l];
-            isum += sc * dot;
-            msum += m * (a[i].s16[2 * j] + a[i].s16[2 * j + 1]);
-        }
-        s += a[i].d * (h2f(w[i].d) * (float)isum - h2f(w[i].dmin) * (float)msum);
-    }
-    return s;
+// Q4_K and Q5_K (`fifth`): d, dmin and the 12 scale bytes lead both blocks; Q5_K's 32 bytes
+// of fifth bits (bit j of qh[l]: value l of sub-block j) come before its nibbles.
+static inline __attribute__((always_inline)) const uint8_t *k45_block(const void *w, int fifth, int64_t i, float *d,
+                                                                      float *dmin, const uint8_t **qh) {
+    const uint8_t *blk = (const uint8_t *)w + i * (fifth ? (int64_t)sizeof(block_q5_K) : (int64_t)sizeof(block_q4_K));
+    qb_half hd, hm;
+    memcpy(&hd, blk, 2);
+    memcpy(&hm, blk + 2, 2);
+    *d = h2f(hd);
+    *dmin = h2f(hm);
+    *qh = blk + 16;
+    return blk;
 }
 
-// Q5_K: Q4_K's layout with a fifth bit per value, bit j of qh[l] for value l of sub-block j.
-static float q5_K_q8k(const block_q5_K *w, const qb_q8k *a, int64_t nb) {
+static inline __attribute__((always_inline)) float k45_q8k(const void *w, int fifth, const qb_q8k *a, int64_t nb) {
     float s = 0;
     for (int64_t i = 0; i < nb; i++) {
+        float d, dmin;
+        const uint8_t *qh, *blk = k45_block(w, fifth, i, &d, &dmin, &qh), *qs = blk + (fifth ? 48 : 16);
         int32_t isum = 0, msum = 0;
         for (int j = 0; j < 8; j++) {
             uint8_t sc, m;
-            get_scale_min_k4(j, w[i].scales, &sc, &m);
-            const uint8_t *q = w[i].qs + 32 * (j / 2);
+            get_scale_min_k4(j, blk + 4, &sc, &m);
+            const uint8_t *q = qs + 32 * (j / 2);
             int dot = 0;
             for (int l = 0; l < 32; l++) {
-                int v = ((j & 1) ? q[l] >> 4 : q[l] & 0xF) | ((w[i].qh[l] >> j) & 1) << 4;
+                int v = ((j & 1) ? q[l] >> 4 : q[l] & 0xF) | (fifth ? ((qh[l] >> j) & 1) << 4 : 0);
                 dot += v * a[i].qs[32 * j + l];
             }
             isum += sc * dot;
             msum += m * (a[i].s16[2 * j] + a[i].s16[2 * j + 1]);
         }
-        s += a[i].d * (h2f(w[i].d) * (float)isum - h2f(w[i].dmin) * (float)msum);
+        s += a[i].d * (d * (float)isum - dmin * (float)msum);
     }
     return s;
 }
+
+static float q4_K_q8k(const block_q4_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k(w, 0, a, nb); }
+
+static float q5_K_q8k(const block_q5_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k(w, 1, a, nb); }
+
 
 // IQ4_XS: each nibble indexes kvalues_iq4nl; sub-block ib's values are scaled by
 // iq4xs_scale (signed).
@@ -116,62 +118,46 @@ static inline uint64_t kq_scales(const uint8_t *scales, const qb_q8k *a, __m256i
     return sc;
 }
 
-static float q4_K_q8k_avx2(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
+// Q4_K and Q5_K (`fifth`: each value's fifth bit ORed onto its nibble; values up to 31, so
+// a vpmaddubsw pair stays within 2 x 31 x 127).
+static inline __attribute__((always_inline)) float k45_q8k_avx2(const void *w, int fifth, const qb_q8k *a, int64_t nb) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i pick[8];
     for (int c = 0; c < 8; c++) pick[c] = repeat16(c);
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
-        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(w + i, 3);
+        float d, dmin;
+        const uint8_t *qh, *blk = k45_block(w, fifth, i, &d, &dmin, &qh), *qs = blk + (fifth ? 48 : 16);
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(blk, 3);
         __m256i msum;
-        uint64_t sc = kq_scales(w[i].scales, a + i, &msum);
+        uint64_t sc = kq_scales(blk + 4, a + i, &msum);
         // The eight scales as 16-bit values in both lanes.
         __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+        __m256i hb = fifth ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
         __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
         for (int j = 0; j < 4; j++) {
-            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
+            __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * j));
             __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            if (fifth) {
+                lo = _mm256_or_si256(lo, bit_to_16(hb, 2 * j));
+                hi = _mm256_or_si256(hi, bit_to_16(hb, 2 * j + 1));
+            }
             __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j)));
             __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j + 32)));
             is0 = _mm256_add_epi32(is0, _mm256_madd_epi16(p0, _mm256_shuffle_epi8(sc16, pick[2 * j])));
             is1 = _mm256_add_epi32(is1, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(sc16, pick[2 * j + 1])));
         }
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1)), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
-        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1)), _mm256_set1_ps(d * a[i].d), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a[i].d), accm);
     }
     return hsum_ps(_mm256_sub_ps(acc, accm));
 }
 
-// As q4_K_q8k_avx2, each value's fifth bit ORed onto its nibble (values up to 31: a
-// vpmaddubsw pair stays within 2 x 31 x 127).
-static float q5_K_q8k_avx2(const block_q5_K *w, const qb_q8k *a, int64_t nb) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    __m256i pick[8];
-    for (int c = 0; c < 8; c++) pick[c] = repeat16(c);
-    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; i++) {
-        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(w + i, 3);
-        __m256i msum;
-        uint64_t sc = kq_scales(w[i].scales, a + i, &msum);
-        __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
-        __m256i hb = _mm256_loadu_si256((const __m256i *)w[i].qh);
-        __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
-        for (int j = 0; j < 4; j++) {
-            __m256i q = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * j));
-            __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), bit_to_16(hb, 2 * j));
-            __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), bit_to_16(hb, 2 * j + 1));
-            __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j)));
-            __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a[i].qs + 64 * j + 32)));
-            is0 = _mm256_add_epi32(is0, _mm256_madd_epi16(p0, _mm256_shuffle_epi8(sc16, pick[2 * j])));
-            is1 = _mm256_add_epi32(is1, _mm256_madd_epi16(p1, _mm256_shuffle_epi8(sc16, pick[2 * j + 1])));
-        }
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1)), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
-        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
-    }
-    return hsum_ps(_mm256_sub_ps(acc, accm));
-}
+static float q4_K_q8k_avx2(const block_q4_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_avx2(w, 0, a, nb); }
+
+static float q5_K_q8k_avx2(const block_q5_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_avx2(w, 1, a, nb); }
+
 
 // IQ4_XS: the nibbles index the table through one byte shuffle; the signed values meet the
 // activations in vpmaddubsw through their magnitudes and signs (a pair stays within
@@ -258,64 +244,50 @@ static inline __m512i pick_words(int a, int b) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi16((short)a)), _mm256_set1_epi16((short)b), 1);
 }
 
-static float q4_K_q8k_512(const block_q4_K *w, const qb_q8k *a, int64_t nb) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const __m512i pick[4] = {pick_words(0, 2), pick_words(1, 3), pick_words(4, 6), pick_words(5, 7)};
-    __m512 acc = _mm512_setzero_ps();
-    __m256 accm = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; i++) {
-        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(w + i, 3);
-        __m256i msum;
-        uint64_t sc = kq_scales(w[i].scales, a + i, &msum);
-        __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
-        __m512i is[2];
-        for (int k = 0; k < 2; k++) {
-            __m512i q = _mm512_loadu_si512((const void *)(w[i].qs + 64 * k));
-            __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-            __m512i p0 = _mm512_maddubs_epi16(lo, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k)));
-            __m512i p1 = _mm512_maddubs_epi16(hi, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k + 64)));
-            is[k] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, _mm512_permutexvar_epi16(pick[2 * k], sc16)), p1,
-                                        _mm512_permutexvar_epi16(pick[2 * k + 1], sc16));
-        }
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(h2f(w[i].d) * a[i].d), acc);
-        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
-    }
-    return _mm512_reduce_add_ps(acc) - hsum_ps(accm);
-}
-
-// As q4_K_q8k_512, each value's fifth bit added as 16: a 64-byte load of nibbles holds
-// sub-blocks 4k and 4k + 2 (low nibbles) and 4k + 1 and 4k + 3 (high ones), whose fifth
-// bits are bits 4k.. of qh (first 32 bytes) and of qh >> 2 (last 32).
-static float q5_K_q8k_512(const block_q5_K *w, const qb_q8k *a, int64_t nb) {
+// Q4_K and Q5_K (`fifth`: each value's fifth bit added as 16). A 64-byte load of nibbles
+// holds sub-blocks 4k and 4k + 2 (low nibbles) and 4k + 1 and 4k + 3 (high ones), whose
+// fifth bits are bits 4k.. of qh (first 32 bytes) and of qh >> 2 (last 32).
+static inline __attribute__((always_inline)) float k45_q8k_512(const void *w, int fifth, const qb_q8k *a, int64_t nb) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(0x10);
     const __m512i pick[4] = {pick_words(0, 2), pick_words(1, 3), pick_words(4, 6), pick_words(5, 7)};
     __m512 acc = _mm512_setzero_ps();
     __m256 accm = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
-        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(w + i, 3);
+        float d, dmin;
+        const uint8_t *qh, *blk = k45_block(w, fifth, i, &d, &dmin, &qh), *qs = blk + (fifth ? 48 : 16);
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(blk, 3);
         __m256i msum;
-        uint64_t sc = kq_scales(w[i].scales, a + i, &msum);
+        uint64_t sc = kq_scales(blk + 4, a + i, &msum);
         __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
-        __m256i h = _mm256_loadu_si256((const __m256i *)w[i].qh);
-        __m512i hl = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+        __m512i hl = _mm512_setzero_si512();
+        if (fifth) {
+            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+            hl = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+        }
         __m512i is[2];
         for (int k = 0; k < 2; k++) {
-            __m512i q = _mm512_loadu_si512((const void *)(w[i].qs + 64 * k));
+            __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * k));
             __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-            lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(hl, _mm512_set1_epi8((char)(1 << (4 * k)))), lo, sixteen);
-            hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(hl, _mm512_set1_epi8((char)(2 << (4 * k)))), hi, sixteen);
+            if (fifth) {
+                lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(hl, _mm512_set1_epi8((char)(1 << (4 * k)))), lo, sixteen);
+                hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(hl, _mm512_set1_epi8((char)(2 << (4 * k)))), hi, sixteen);
+            }
             __m512i p0 = _mm512_maddubs_epi16(lo, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k)));
             __m512i p1 = _mm512_maddubs_epi16(hi, _mm512_loadu_si512((const void *)(a[i].qs_q4k + 128 * k + 64)));
             is[k] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, _mm512_permutexvar_epi16(pick[2 * k], sc16)), p1,
                                         _mm512_permutexvar_epi16(pick[2 * k + 1], sc16));
         }
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(h2f(w[i].d) * a[i].d), acc);
-        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(h2f(w[i].dmin) * a[i].d), accm);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(d * a[i].d), acc);
+        accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a[i].d), accm);
     }
     return _mm512_reduce_add_ps(acc) - hsum_ps(accm);
 }
+
+static float q4_K_q8k_512(const block_q4_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_512(w, 0, a, nb); }
+
+static float q5_K_q8k_512(const block_q5_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_512(w, 1, a, nb); }
+
 
 // Word index vector for Q6_K scales: lane j (0..31) takes scale base + j / 8.
 static inline __m512i pick_scales(int base) {
