@@ -276,11 +276,10 @@ static void pack_mlx_vec(int32_t bits, int64_t group, const uint32_t *w, const v
     }
 }
 
-// Q4_K and Q5_K, a super-block at a time: each pair of sub-blocks shares 32 bytes (low
-// nibbles, then high); Q5_K's fifth bits are bits 2p and 2p + 1 of the 32 bytes of qh.
-static void pack_k_vec(int32_t type, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+// Q4_K and Q5_K (`fifth`), a super-block at a time: each pair of sub-blocks shares 32 bytes
+// (low nibbles, then high); Q5_K's fifth bits are bits 2p and 2p + 1 of the 32 bytes of qh.
+static inline __attribute__((always_inline)) void pack_k_vec(int fifth, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 256;
-    const int fifth = type == QB_Q5_K;
     const int64_t bytes = fifth ? 176 : 144, qs = fifth ? 48 : 16;
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int64_t i = 0; i < nb; i++) {
@@ -306,8 +305,12 @@ static void pack_k_vec(int32_t type, const void *w, int64_t r0, int64_t cols, ui
             __m256i v[2][QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
                 __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r] + qs + 32 * p));
-                v[0][r] = _mm256_or_si256(_mm256_and_si256(q, m4), bit_to_16(qh[r], 2 * p));
-                v[1][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), bit_to_16(qh[r], 2 * p + 1));
+                v[0][r] = _mm256_and_si256(q, m4);
+                v[1][r] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                if (fifth) {
+                    v[0][r] = _mm256_or_si256(v[0][r], bit_to_16(qh[r], 2 * p));
+                    v[1][r] = _mm256_or_si256(v[1][r], bit_to_16(qh[r], 2 * p + 1));
+                }
             }
             put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, 8 * i + 2 * p, v, 1);
         }
@@ -350,7 +353,8 @@ static void pack_q4k_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
 void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     if (type == QB_Q4_K && interleaved) return pack_q4k_x16(w, r0, cols, tile);
 #if defined(__AVX2__)
-    if (type == QB_Q4_K || type == QB_Q5_K) return pack_k_vec(type, w, r0, cols, tile);
+    if (type == QB_Q4_K) return pack_k_vec(0, w, r0, cols, tile);
+    if (type == QB_Q5_K) return pack_k_vec(1, w, r0, cols, tile);
     return pack_ggml_vec(type, interleaved, w, r0, cols, tile);
 #endif
     uint8_t v[32];
@@ -399,8 +403,10 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 }
                 put(tile, b, r, v, d, m);
             }
-        } else {  // Q4_K: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles;
-                  // Q5_K: the same with 32 bytes of fifth bits (bit j of byte l: value l of sub-block j) before the nibbles
+        } else {
+            // Q4_K: d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles. Q5_K: the
+            // same with 32 bytes of fifth bits before the nibbles (bit j of byte l: value l of
+            // sub-block j).
             const int fifth = type == QB_Q5_K;
             int64_t nb = cols / 256;
             for (int64_t i = 0; i < nb; i++) {
