@@ -58,7 +58,6 @@ static float q4_K_q8k(const block_q4_K *w, const qb_q8k *a, int64_t nb) { return
 
 static float q5_K_q8k(const block_q5_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k(w, 1, a, nb); }
 
-
 // IQ4_XS: each nibble indexes kvalues_iq4nl; sub-block ib's values are scaled by
 // iq4xs_scale (signed).
 static float iq4_xs_q8k(const block_iq4_xs *w, const qb_q8k *a, int64_t nb) {
@@ -157,7 +156,6 @@ static inline __attribute__((always_inline)) float k45_q8k_avx2(const void *w, i
 static float q4_K_q8k_avx2(const block_q4_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_avx2(w, 0, a, nb); }
 
 static float q5_K_q8k_avx2(const block_q5_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_avx2(w, 1, a, nb); }
-
 
 // IQ4_XS: the nibbles index the table through one byte shuffle; the signed values meet the
 // activations in vpmaddubsw through their magnitudes and signs (a pair stays within
@@ -287,7 +285,6 @@ static inline __attribute__((always_inline)) float k45_q8k_512(const void *w, in
 static float q4_K_q8k_512(const block_q4_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_512(w, 0, a, nb); }
 
 static float q5_K_q8k_512(const block_q5_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_512(w, 1, a, nb); }
-
 
 // Word index vector for Q6_K scales: lane j (0..31) takes scale base + j / 8.
 static inline __m512i pick_scales(int base) {
