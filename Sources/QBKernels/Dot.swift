@@ -2,7 +2,7 @@ import CQBKernels
 
 /// Decode: one activation row against every weight format. The int8 dot products are
 /// `qb_dot_ggml.c`, `qb_dot_kquant.c` and `qb_dot_mlx.c`; dense rows `qb_dense.c`;
-/// interleaved Q4_0/Q5_0/Q8_0 rows `qb_repack.c`, or interleaved Q4_0 on the 16-row tiles
+/// interleaved Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 rows `qb_repack.c`, or interleaved Q4_0 on the 16-row tiles
 /// of `qb_matvec_tiles.c` where the kernel set has them; Q4_K's sixteen-row groups
 /// `qb_dot_kquant.c`; MLX's sixteen-row groups `qb_dot_mlx.c`.
 extension Linear {

@@ -90,11 +90,9 @@ enum IntTiles {
     static func fits(_ w: Matrix) -> Bool {
         guard w.rows % Int(QB_TILE_ROWS) == 0, w.cols % 32 == 0 else { return false }
         switch w.format {
-        case .ggml(.q4_0): return true
-        case .ggml(.q4_1): return w.layout == .rows
-        case .ggml(.q8_0): return wideValues
-        case .ggml(.q5_0): return wideValues
-        case .ggml(.q5_1), .ggml(.q5_K), .ggml(.iq4_xs): return wideValues && w.layout == .rows
+        case .ggml(.q4_0), .ggml(.q4_1): return true
+        case .ggml(.q8_0), .ggml(.q5_0), .ggml(.q5_1): return wideValues
+        case .ggml(.q5_K), .ggml(.iq4_xs): return wideValues && w.layout == .rows
         case .ggml(.q4_K): return w.layout != .interleaved4
         case .ggml(.q6_K): return w.layout == .rows
         case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout != .interleaved4

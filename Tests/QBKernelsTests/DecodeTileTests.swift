@@ -105,10 +105,14 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
             let cols = 256
             let q80 = try Quantizer.quantize(randoms(32 * cols), rows: 32, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 1))
             let q50 = try Quantizer.quantize(randoms(12 * cols), rows: 12, cols: cols, to: .ggml(.q5_0), pool: ThreadPool(threads: 1))
+            let q41 = try Quantizer.quantize(randoms(8 * cols), rows: 8, cols: cols, to: .ggml(.q4_1), pool: ThreadPool(threads: 1))
+            let q51 = try Quantizer.quantize(randoms(12 * cols), rows: 12, cols: cols, to: .ggml(.q5_1), pool: ThreadPool(threads: 1))
             let ws: [Matrix] = [
                 try q40(rows: 72, cols: cols), try q40(rows: 8, cols: cols),
                 q80.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q80,
                 q50.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q50,
+                q41.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q41,
+                q51.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q51,
                 try Quantizer.quantize(randoms(24 * cols), rows: 24, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 1)),
             ]
             for count in [1, 2, 8, 9] {

@@ -164,31 +164,37 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
     func testInterleavedLayoutMatchesPlainRows() throws {
         try onEveryKernelSet {
             let rows = 36, cols = 320
-            for t in [GGMLType.q4_0, .q5_0, .q8_0] {
+            var cases: [(String, Matrix)] = []
+            for t in [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0] {
                 let plain = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))
                 if t == .q8_0 {
                     // GGML's quantizer never writes -128; files may. |w| must stay exact for it.
                     let raw = UnsafeMutableRawPointer(mutating: plain.base)
                     for b in stride(from: 0, to: rows * cols / 32, by: 3) { raw.storeBytes(of: -128, toByteOffset: b * 34 + 2 + b % 32, as: Int8.self) }
                 }
-                guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("\(t.name) not interleaved") }
+                cases.append((t.name, plain))
+            }
+            // Minimums of either sign, every pattern of the fifth bits.
+            for t in [GGMLType.q4_1, .q5_1] { cases.append(("\(t.name) random blocks", randomBlocks(t, rows: rows, cols: cols))) }
+            for (name, plain) in cases {
+                guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("\(name) not interleaved") }
                 XCTAssertEqual(packed.layout, .interleaved4)
-                XCTAssertEqual(packed.toFloats(), plain.toFloats(), "\(t.name): dequantized values")
+                XCTAssertEqual(packed.toFloats(), plain.toFloats(), "\(name): dequantized values")
                 var a = [UInt8](repeating: 0, count: plain.byteCount), b = a
                 a.withUnsafeMutableBytes { plain.storedRows(0..<rows, into: $0.baseAddress!) }
                 b.withUnsafeMutableBytes { packed.storedRows(0..<rows, into: $0.baseAddress!) }
-                XCTAssertEqual(a, b, "\(t.name): stored blocks")
+                XCTAssertEqual(a, b, "\(name): stored blocks")
                 for scale: Float in [0.01, 3, 100] {
                     let x = randoms(cols, scale: scale)
                     let expected = Reference.matvec(plain, x)
                     let y1 = matvec(packed, x, threads: 1), y2 = matvec(packed, x, threads: 2)
-                    XCTAssertLessThan(relativeError(y1, expected), 2e-5, t.name)
-                    XCTAssertEqual(y1, y2, "\(t.name): same result at any thread count")
+                    XCTAssertLessThan(relativeError(y1, expected), 2e-5, name)
+                    XCTAssertEqual(y1, y2, "\(name): same result at any thread count")
                 }
                 let count = 3, x = randoms(count * cols)
                 var y = [Float](repeating: .nan, count: count * rows)
                 Linear.matmul(packed, x, &y, count: count, pool: ThreadPool(threads: 2))
-                XCTAssertLessThan(relativeError(y, Reference.matmul(plain, x, count: count)), 1e-5, t.name)
+                XCTAssertLessThan(relativeError(y, Reference.matmul(plain, x, count: count)), 1e-5, name)
             }
             let odd = try Quantizer.quantize(randoms(6 * 64), rows: 6, cols: 64, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))
             XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows not a multiple of 4 stay plain")
@@ -322,7 +328,9 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 for narrow in [DType.f16, .bf16] { cases.append(("MLX g\(group) \(narrow)", narrowed(m, to: narrow))) }
             }
             cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
-            cases.append(("Q4_1", randomBlocks(.q4_1, rows: rows, cols: cols)))
+            let q41 = randomBlocks(.q4_1, rows: rows, cols: cols)
+            cases.append(("Q4_1", q41))
+            cases.append(("Q4_1 interleaved", q41.interleavedForDecode(pool: ThreadPool(threads: 1))!))
             XCTAssertEqual(IntTiles.wideValues, KernelSet.active != .portable, "AVX2 and AVX-512 take 5- and 8-bit values")
             if IntTiles.wideValues {
                 // 8-bit values take the int8 path: VNNI accumulates in 32 bits, AVX2 in nibble halves.
@@ -341,7 +349,9 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                     cases.append(("\(t)", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(t), pool: ThreadPool(threads: 2))))
                     for width in [cols, 640, 96] { cases.append(("\(t) random blocks, \(width) columns", randomBlocks(t, rows: rows, cols: width))) }
                 }
-                cases.append(("Q5_0 interleaved, 640 columns", randomBlocks(.q5_0, rows: rows, cols: 640).interleavedForDecode(pool: ThreadPool(threads: 1))!))
+                for t in [GGMLType.q5_0, .q5_1] {
+                    cases.append(("\(t) interleaved, 640 columns", randomBlocks(t, rows: rows, cols: 640).interleavedForDecode(pool: ThreadPool(threads: 1))!))
+                }
                 // Q5_K: every pattern of the fifth bits, 8 sub-blocks per super-block.
                 cases.append(("Q5_K random blocks", randomBlocks(.q5_K, rows: rows, cols: cols)))
                 cases.append(("Q5_K random blocks, 768 columns", randomBlocks(.q5_K, rows: rows, cols: 768)))

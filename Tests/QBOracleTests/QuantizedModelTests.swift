@@ -74,7 +74,7 @@ final class QuantizedModelTests: XCTestCase {
     /// layout equals GGUF written from the plain layout.
     func testInterleavedDecodeLayoutIsTheSameModel() throws {
         let base = try tiny()
-        for name in ["q8_0", "q4_0", "q5_0"] {
+        for name in ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1"] {
             let q = try base.quantized(QuantSpec(name), pool: pool)
             let packed = try q.interleavedForDecode(pool: pool)
             XCTAssertEqual(packed.weights.layers[0].wq.layout, .interleaved4, name)

@@ -10,18 +10,17 @@
 // (repacking moves bytes and never rounds), so dequantizing a repacked matrix gives the
 // original weights exactly.
 //
-// For each group of 4 rows and each block b along the row: the 4 f16 scales of rows 0..3,
-// then the quants of block b of rows 0..3 (Q4_0: 16 bytes each, Q8_0: 32 bytes each) —
-// 4 x 18 and 4 x 34 bytes, the size of the plain blocks. Q5_0 puts its fifth bits between
-// the scales and the quants: the 16 of values 0..15 of rows 0..3 as four 16-bit words, then
-// those of values 16..31 (each eight bytes one mask of the four rows' 64 nibbles, in the
-// quants' order) — 4 x 22 bytes. The offsets inside one group-block:
-#define QB_X4_QH_LO 8     // Q5_0: fifth bits of values 0..15, rows 0..3 as four 16-bit words
-#define QB_X4_QH_HI 16    // Q5_0: fifth bits of values 16..31, likewise
+// For each group of 4 rows and each block b along the row: the 4 f16 scales d of rows 0..3;
+// Q4_1 and Q5_1 then their 4 f16 minimums m; Q5_0 and Q5_1 then the fifth bits: the 16 of
+// values 0..15 of rows 0..3 as four 16-bit words, then those of values 16..31 (each eight
+// bytes one mask of the four rows' 64 nibbles, in the quants' order); then the quants of
+// block b of rows 0..3 (16 bytes each, Q8_0 32). 4 x 18, 20, 22, 24 and 34 bytes (Q4_0,
+// Q4_1, Q5_0, Q5_1, Q8_0), the size of the plain blocks. The offsets inside one group-block
+// for any of these types are qb_x4_qh, qb_x4_qs and qb_x4_bytes (qb_scalar.h); the Q4_0 and
+// Q8_0 kernels' constants:
+#define QB_X4_MIN 8       // Q4_1, Q5_1: the minimums of rows 0..3
 #define QB_X4_QS 8        // Q4_0, Q8_0: the quants of rows 0..3
-#define QB_X4_Q5_QS 24    // Q5_0: the quants of rows 0..3
-#define QB_X4_Q4_BYTES 72 // one group-block, 4 x 18
-#define QB_X4_Q5_BYTES 88 // 4 x 22
+#define QB_X4_Q4_BYTES 72 // one Q4_0 group-block, 4 x 18
 #define QB_X4_Q8_BYTES 136 // 4 x 34
 
 //
@@ -50,8 +49,8 @@
 // as many bytes as the plain rows with their scales and biases.
 #define QB_MLX_X16_ROWS 16
 
-// Whether a matrix of this type and shape has a repacked form (Q4_0/Q5_0/Q8_0 with rows % 4,
-// Q4_K with rows % 16).
+// Whether a matrix of this type and shape has a repacked form (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 with
+// rows % 4, Q4_K with rows % 16).
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols);
 // Rows per group of the type's repacked form (4, or 16 for Q4_K; 0 without one).
 int32_t qb_repack_group_rows(int32_t type);
@@ -63,8 +62,8 @@ void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1,
 void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols);
 // Dequantizes rows [r0, r1) of a repacked matrix to f32, contiguous (rows x cols).
 void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols);
-// y[4g..4g+3] for row groups [g0, g1) of a repacked Q4_0/Q5_0/Q8_0 matrix; x quantized (cols/32
-// q8a blocks). (Q4_K's groups: qb_matvec_q4_k_x16, qb_dot_kquant.h.)
+// y[4g..4g+3] for row groups [g0, g1) of a repacked Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 matrix; x quantized
+// (cols/32 q8a blocks). (Q4_K's groups: qb_matvec_q4_k_x16, qb_dot_kquant.h.)
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols);
 // The same for `n` activation rows at once (batched decode): ys[i][4g..4g+3] from xs[i],
 // each bitwise what qb_matvec_repacked gives for xs[i] alone. On AVX-512 each Q4_0/Q8_0

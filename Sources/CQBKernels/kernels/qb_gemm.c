@@ -59,27 +59,6 @@ static inline __m256i nibbles_interleaved(const uint8_t *p) {
 }
 #endif
 
-// Block b of `row` in a Q4_0/Q8_0 matrix, plain or four-row interleaved: its f16 scale and quants.
-static inline const uint8_t *ggml_block(int32_t type, int32_t interleaved, const void *w, int64_t row, int64_t b,
-                                        int64_t nb, qb_half *hd) {
-    if (interleaved) return qb_interleaved_block(type, w, row, b, nb, hd);
-    int64_t qbytes = type == QB_Q4_0 ? 16 : 32;
-    const uint8_t *blk = (const uint8_t *)w + (row * nb + b) * (2 + qbytes);
-    memcpy(hd, blk, 2);
-    return blk + 2;
-}
-
-// Block b of `row` in a plain Q4_1 matrix: D and M of the tile (d and m), its quants.
-static inline const uint8_t *q4_1_block(const void *w, int64_t row, int64_t b, int64_t nb, float *d, float *m) {
-    const uint8_t *blk = (const uint8_t *)w + (row * nb + b) * 20;
-    qb_half hd, hm;
-    memcpy(&hd, blk, 2);
-    memcpy(&hm, blk + 2, 2);
-    *d = h2f(hd);
-    *m = h2f(hm);
-    return blk + 4;
-}
-
 // Block b (32 values: sub-block b % 8 of super-block b / 8) of `row` in an IQ4_XS matrix
 // (rows of nb blocks): its scale d (ls - 32) in *d, its 16 bytes of nibbles returned. Each
 // nibble indexes kvalues_iq4nl; the tile holds kvalue + 128 as an 8-bit value, with Q8_0's
@@ -115,34 +94,17 @@ static inline float offset_m(int32_t type, float d) {
     return (float)symmetric_k(type, &width) * d;
 }
 
-// Block b of `row` in a Q5_0 (plain or, when `interleaved`, four-row interleaved) or Q5_1
-// matrix (rows of nb blocks): D and M of the tile (Q5_0: d and -16d, exact; Q5_1: d and m),
-// the 32 fifth bits in `qh` (bit j is value j's: values 0..15 are the low nibbles of the 16
+// Block b of `row` in a Q4_0, Q4_1, Q5_0, Q5_1 or Q8_0 matrix (rows of nb blocks), plain or,
+// when `interleaved`, four-row interleaved: D and M of the tile (d, and m or k d: exact), the
+// fifth bits in `qh` (Q5_0, Q5_1: bit j is value j's, values 0..15 the low nibbles of the 16
 // quant bytes, 16..31 the high ones), its quants returned.
-static inline const uint8_t *q5_block(int32_t type, int32_t interleaved, const void *w, int64_t row, int64_t b, int64_t nb,
-                                      float *d, float *m, uint32_t *qh) {
-    if (interleaved) {
-        qb_half hd;
-        const uint8_t *qs = qb_interleaved_block(QB_Q5_0, w, row, b, nb, &hd);
-        *d = h2f(hd);
-        *m = offset_m(QB_Q5_0, *d);
-        *qh = qb_interleaved_qh(w, row, b, nb);
-        return qs;
-    }
-    const uint8_t *blk = (const uint8_t *)w + (row * nb + b) * (type == QB_Q5_0 ? 22 : 24);
-    qb_half hd;
-    memcpy(&hd, blk, 2);
+static inline const uint8_t *q32_block(int32_t type, int32_t interleaved, const void *w, int64_t row, int64_t b,
+                                       int64_t nb, float *d, float *m, uint32_t *qh) {
+    qb_half hd, hm;
+    const uint8_t *qs = qb_q32_block(type, interleaved, w, row, b, nb, &hd, &hm, qh);
     *d = h2f(hd);
-    if (type == QB_Q5_0) {
-        *m = offset_m(QB_Q5_0, *d);
-        memcpy(qh, blk + 2, 4);
-        return blk + 6;
-    }
-    qb_half hm;
-    memcpy(&hm, blk + 2, 2);
-    *m = h2f(hm);
-    memcpy(qh, blk + 4, 4);
-    return blk + 8;
+    *m = qb_q32_has_min(type) ? h2f(hm) : offset_m(type, *d);
+    return qs;
 }
 
 #if defined(__AVX2__)
@@ -221,35 +183,19 @@ static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int6
         int both = b + 1 < nb;
         for (int k = 0; k <= both; k++)
             for (int r = 0; r < QB_TILE_ROWS; r++) {
-                if (type == QB_Q5_0 || type == QB_Q5_1) {
-                    // Byte j of the nibbles gets 16 where bit j of qh is set.
-                    float d, m;
-                    uint32_t qh;
-                    const uint8_t *qs = q5_block(type, interleaved, w, r0 + r, b + k, nb, &d, &m, &qh);
-                    put_scale(tile, bb, b + k, r, d, m);
-                    v[k][r] = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh));
-                    continue;
-                }
-                if (type == QB_Q4_1) {
-                    float d, m;
-                    const uint8_t *qs = q4_1_block(w, r0 + r, b + k, nb, &d, &m);
-                    put_scale(tile, bb, b + k, r, d, m);
-                    v[k][r] = nibbles_lo_hi(qs);
-                    continue;
-                }
+                float d, m;
                 if (type == QB_IQ4_XS) {
-                    float d;
                     const uint8_t *qs = iq4xs_block(w, r0 + r, b + k, nb, &d);
                     put_scale(tile, bb, b + k, r, d, offset_m(type, d));
                     v[k][r] = _mm256_shuffle_epi8(iq4, nibbles_lo_hi(qs));
                     continue;
                 }
-                qb_half hd;
-                const uint8_t *qs = ggml_block(type, interleaved, w, r0 + r, b + k, nb, &hd);
-                float d = h2f(hd);
-                put_scale(tile, bb, b + k, r, d, offset_m(type, d));
-                v[k][r] = type == QB_Q4_0 ? nibbles_lo_hi(qs)
-                                          : _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
+                uint32_t qh;
+                const uint8_t *qs = q32_block(type, interleaved, w, r0 + r, b + k, nb, &d, &m, &qh);
+                put_scale(tile, bb, b + k, r, d, m);
+                if (type == QB_Q8_0) v[k][r] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
+                else if (bits == 5) v[k][r] = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh));  // 16 where bit j is set
+                else v[k][r] = nibbles_lo_hi(qs);
             }
         put_value_blocks16(tile, bits, b, v, both);
     }
@@ -360,33 +306,17 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
     uint8_t v[32];
     for (int r = 0; r < QB_TILE_ROWS; r++) {
         int64_t row = r0 + r;
-        if (type == QB_Q5_0 || type == QB_Q5_1) {
+        if (type != QB_Q4_K && type != QB_Q5_K) {
             int64_t nb = cols / 32;
             for (int64_t b = 0; b < nb; b++) {
                 float d, m;
-                uint32_t qh;
-                const uint8_t *qs = q5_block(type, interleaved, w, row, b, nb, &d, &m, &qh);
-                for (int j = 0; j < 16; j++) {
-                    v[j] = (uint8_t)((qs[j] & 0xF) | (((qh >> j) & 1) << 4));
-                    v[j + 16] = (uint8_t)((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
-                }
-                put(tile, b, r, v, d, m);
-            }
-        } else if (type == QB_Q4_0 || type == QB_Q4_1 || type == QB_Q8_0 || type == QB_IQ4_XS) {
-            int64_t nb = cols / 32;
-            for (int64_t b = 0; b < nb; b++) {
-                float d, m;
+                uint32_t qh = 0;
                 const uint8_t *qs;
-                if (type == QB_Q4_1) {
-                    qs = q4_1_block(w, row, b, nb, &d, &m);
-                } else if (type == QB_IQ4_XS) {
+                if (type == QB_IQ4_XS) {
                     qs = iq4xs_block(w, row, b, nb, &d);
                     m = offset_m(type, d);
                 } else {
-                    qb_half hd;
-                    qs = ggml_block(type, interleaved, w, row, b, nb, &hd);
-                    d = h2f(hd);
-                    m = offset_m(type, d);
+                    qs = q32_block(type, interleaved, w, row, b, nb, &d, &m, &qh);
                 }
                 if (type == QB_Q8_0) {
                     for (int j = 0; j < 32; j++) v[j] = (uint8_t)(qs[j] ^ 0x80);  // int8 + 128
@@ -395,10 +325,10 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                         v[j] = (uint8_t)(kvalues_iq4nl[qs[j] & 0xF] + 128);
                         v[j + 16] = (uint8_t)(kvalues_iq4nl[qs[j] >> 4] + 128);
                     }
-                } else {
+                } else {  // the fifth bits (Q5_0, Q5_1) on the nibbles
                     for (int j = 0; j < 16; j++) {
-                        v[j] = qs[j] & 0xF;
-                        v[j + 16] = qs[j] >> 4;
+                        v[j] = (uint8_t)((qs[j] & 0xF) | (((qh >> j) & 1) << 4));
+                        v[j + 16] = (uint8_t)((qs[j] >> 4) | (((qh >> (j + 16)) & 1) << 4));
                     }
                 }
                 put(tile, b, r, v, d, m);

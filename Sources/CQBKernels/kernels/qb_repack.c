@@ -9,14 +9,12 @@
 #endif
 
 
-// Quant bytes per row per block, fifth-bit bytes per row per block (Q5_0), and bytes of one
-// group-block (4 scales, 4 rows' fifth bits, 4 rows of quants).
-static int64_t quant_bytes(int32_t type) { return type == QB_Q4_0 || type == QB_Q5_0 ? 16 : type == QB_Q8_0 ? 32 : 0; }
-static int64_t fifth_bytes(int32_t type) { return type == QB_Q5_0 ? 4 : 0; }
-static int64_t group_block_bytes(int32_t type) { return 4 * (2 + fifth_bytes(type) + quant_bytes(type)); }
-static int64_t quants_offset(int32_t type) { return type == QB_Q5_0 ? QB_X4_Q5_QS : QB_X4_QS; }
+// The four-row layout's types.
+static int x4_type(int32_t type) {
+    return type == QB_Q4_0 || type == QB_Q4_1 || type == QB_Q5_0 || type == QB_Q5_1 || type == QB_Q8_0;
+}
 
-int32_t qb_repack_group_rows(int32_t type) { return type == QB_Q4_K ? QB_Q4K_X16_ROWS : quant_bytes(type) > 0 ? 4 : 0; }
+int32_t qb_repack_group_rows(int32_t type) { return type == QB_Q4_K ? QB_Q4K_X16_ROWS : x4_type(type) ? 4 : 0; }
 
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols) {
     int64_t g = qb_repack_group_rows(type), per = type == QB_Q4_K ? 256 : 32;
@@ -25,7 +23,7 @@ int qb_repack_supported(int32_t type, int64_t rows, int64_t cols) {
 
 int64_t qb_repack_bytes(int32_t type, int64_t rows, int64_t cols) {
     if (type == QB_Q4_K) return rows / QB_Q4K_X16_ROWS * (cols / 256) * QB_Q4K_X16_BYTES;
-    return rows / 4 * (cols / 32) * group_block_bytes(type);
+    return rows / 4 * (cols / 32) * qb_x4_bytes(type);
 }
 
 // Q4_K's 16-row layout (qb_repack.h): group-block `o` from plain super-block b of each row.
@@ -79,23 +77,37 @@ static void unpack_q4k_block(const uint8_t *w, int64_t r, int64_t b, int64_t nb,
     }
 }
 
+// Row `r`'s block b of a four-row matrix (`interleaved`) or a plain one, written as the
+// other layout stores it: every field is copied, nothing recomputed.
+static void move_block(int32_t type, int interleaved, const void *src, int64_t r, int64_t b, int64_t nb, uint8_t *out) {
+    qb_half d, m;
+    uint32_t qh;
+    const uint8_t *q = qb_q32_block(type, interleaved, src, r, b, nb, &d, &m, &qh);
+    const int64_t qbytes = qb_q32_quant_bytes(type);
+    if (interleaved) {  // to the plain block
+        memcpy(out, &d, 2);
+        out += 2;
+        if (qb_q32_has_min(type)) memcpy(out, &m, 2), out += 2;
+        if (qb_q32_has_fifth(type)) memcpy(out, &qh, 4), out += 4;
+        memcpy(out, q, (size_t)qbytes);
+        return;
+    }
+    const int64_t k = r % 4;  // `out` is the group-block
+    memcpy(out + 2 * k, &d, 2);
+    if (qb_q32_has_min(type)) memcpy(out + QB_X4_MIN + 2 * k, &m, 2);
+    if (qb_q32_has_fifth(type)) {  // the fifth bits of values 0..15, then of 16..31
+        memcpy(out + qb_x4_qh(type) + 2 * k, &qh, 2);
+        memcpy(out + qb_x4_qh(type) + 8 + 2 * k, (const uint8_t *)&qh + 2, 2);
+    }
+    memcpy(out + qb_x4_qs(type) + qbytes * k, q, (size_t)qbytes);
+}
+
 void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols) {
     if (type == QB_Q4_K) return repack_q4k(src, dst, g0, g1, cols / 256);
-    int64_t nb = cols / 32, qb = quant_bytes(type), fb = fifth_bytes(type), bb = 2 + fb + qb, gbb = group_block_bytes(type);
-    for (int64_t g = g0; g < g1; g++) {
-        uint8_t *out = (uint8_t *)dst + g * nb * gbb;
-        for (int64_t b = 0; b < nb; b++, out += gbb) {
-            for (int r = 0; r < 4; r++) {
-                const uint8_t *blk = (const uint8_t *)src + ((4 * g + r) * nb + b) * bb;
-                memcpy(out + 2 * r, blk, 2);
-                if (fb) {  // Q5_0's qh: the fifth bits of values 0..15, then of 16..31
-                    memcpy(out + QB_X4_QH_LO + 2 * r, blk + 2, 2);
-                    memcpy(out + QB_X4_QH_HI + 2 * r, blk + 4, 2);
-                }
-                memcpy(out + quants_offset(type) + qb * r, blk + 2 + fb, (size_t)qb);
-            }
-        }
-    }
+    const int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
+    for (int64_t g = g0; g < g1; g++)
+        for (int64_t b = 0; b < nb; b++)
+            for (int r = 0; r < 4; r++) move_block(type, 0, src, 4 * g + r, b, nb, (uint8_t *)dst + (g * nb + b) * gbb);
 }
 
 void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols) {
@@ -105,85 +117,47 @@ void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, in
             for (int64_t b = 0; b < nb; b++) unpack_q4k_block(src, r, b, nb, (uint8_t *)dst + ((r - r0) * nb + b) * 144);
         return;
     }
-    int64_t nb = cols / 32, qb = quant_bytes(type), fb = fifth_bytes(type), bb = 2 + fb + qb;
-    for (int64_t r = r0; r < r1; r++) {
-        uint8_t *out = (uint8_t *)dst + (r - r0) * nb * bb;
-        for (int64_t b = 0; b < nb; b++, out += bb) {
-            qb_half hd;
-            const uint8_t *q = qb_interleaved_block(type, src, r, b, nb, &hd);
-            memcpy(out, &hd, 2);
-            if (fb) {
-                uint32_t qh = qb_interleaved_qh(src, r, b, nb);
-                memcpy(out + 2, &qh, 4);
-            }
-            memcpy(out + 2 + fb, q, (size_t)qb);
-        }
-    }
+    const int64_t nb = cols / 32, bb = qb_q32_block_bytes(type);
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t b = 0; b < nb; b++) move_block(type, 1, src, r, b, nb, (uint8_t *)dst + ((r - r0) * nb + b) * bb);
 }
 
+// Each block moved back to its plain bytes and dequantized by the plain definition: the
+// same values, bit for bit.
 void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols) {
-    if (type == QB_Q4_K) {
-        int64_t nb = cols / 256;
-        uint8_t blk[144];
-        for (int64_t r = r0; r < r1; r++, dst += cols)
-            for (int64_t b = 0; b < nb; b++) {
-                unpack_q4k_block(w, r, b, nb, blk);
-                qb_dequantize_row(QB_Q4_K, blk, dst + 256 * b, 256);
-            }
-        return;
-    }
-    int64_t nb = cols / 32;
-    for (int64_t r = r0; r < r1; r++, dst += cols) {
+    uint8_t blk[176];
+    const int64_t per = type == QB_Q4_K ? 256 : 32, nb = cols / per;
+    for (int64_t r = r0; r < r1; r++, dst += cols)
         for (int64_t b = 0; b < nb; b++) {
-            qb_half hd;
-            const uint8_t *q = qb_interleaved_block(type, w, r, b, nb, &hd);
-            float d = h2f(hd);
-            float *o = dst + 32 * b;
-            if (type == QB_Q4_0) {
-                for (int j = 0; j < 16; j++) {
-                    o[j] = (float)((q[j] & 0xF) - 8) * d;
-                    o[j + 16] = (float)((q[j] >> 4) - 8) * d;
-                }
-            } else if (type == QB_Q5_0) {
-                uint32_t qh = qb_interleaved_qh(w, r, b, nb);
-                for (int j = 0; j < 16; j++) {
-                    o[j] = (float)((int)((q[j] & 0xF) | ((qh >> j) & 1) << 4) - 16) * d;
-                    o[j + 16] = (float)((int)((q[j] >> 4) | ((qh >> (j + 16)) & 1) << 4) - 16) * d;
-                }
-            } else {
-                for (int j = 0; j < 32; j++) o[j] = (float)(int8_t)q[j] * d;
-            }
+            if (type == QB_Q4_K) unpack_q4k_block(w, r, b, nb, blk);
+            else move_block(type, 1, w, r, b, nb, blk);
+            qb_dequantize_row(type, blk, dst + per * b, per);
         }
-    }
 }
 
-// The definition: one row at a time, integer sums per block, as the plain dot products.
-static void matvec_scalar(int32_t type, const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
-    int64_t qb = quant_bytes(type), fb = fifth_bytes(type), gbb = group_block_bytes(type);
-    float s[4] = {0, 0, 0, 0};
-    for (int64_t b = 0; b < nb; b++, g += gbb) {
-        for (int r = 0; r < 4; r++) {
-            qb_half hd;
-            memcpy(&hd, g + 2 * r, 2);
-            const uint8_t *q = g + quants_offset(type) + qb * r;
+// The definition: one row at a time, integer sums per block, as the plain dot products
+// (symmetric types: the signed values; Q4_1, Q5_1: d x sum + m x the activations' sum).
+static void matvec_scalar(int32_t type, const uint8_t *w, int64_t g, const qb_q8a *x, float *y, int64_t nb) {
+    const int k = type == QB_Q4_0 ? -8 : type == QB_Q5_0 ? -16 : 0;
+    for (int r = 0; r < 4; r++) {
+        float s = 0;
+        for (int64_t b = 0; b < nb; b++) {
+            qb_half hd, hm;
+            uint32_t qh;
+            const uint8_t *q = qb_q32_block(type, 1, w, 4 * g + r, b, nb, &hd, &hm, &qh);
             int sum = 0;
-            if (type == QB_Q4_0) {
-                for (int j = 0; j < 16; j++)
-                    sum += ((q[j] & 0xF) - 8) * x[b].qs[j] + ((q[j] >> 4) - 8) * x[b].qs[j + 16];
-            } else if (type == QB_Q5_0) {
-                uint16_t lo, hi;
-                memcpy(&lo, g + QB_X4_QH_LO + 2 * r, 2);
-                memcpy(&hi, g + QB_X4_QH_HI + 2 * r, 2);
-                for (int j = 0; j < 16; j++)
-                    sum += (((q[j] & 0xF) | ((lo >> j) & 1) << 4) - 16) * x[b].qs[j] +
-                           (((q[j] >> 4) | ((hi >> j) & 1) << 4) - 16) * x[b].qs[j + 16];
-            } else {
+            if (type == QB_Q8_0) {
                 for (int j = 0; j < 32; j++) sum += (int8_t)q[j] * x[b].qs[j];
+            } else {
+                for (int j = 0; j < 16; j++)
+                    sum += ((q[j] & 0xF) + (int)((qh >> j) & 1) * 16 + k) * x[b].qs[j] +
+                           ((q[j] >> 4) + (int)((qh >> (j + 16)) & 1) * 16 + k) * x[b].qs[j + 16];
             }
-            s[r] += h2f(hd) * x[b].d * (float)sum;
+            s += h2f(hd) * x[b].d * (float)sum;
+            if (qb_q32_has_min(type)) s += h2f(hm) * x[b].s;
         }
+        y[r] = s;
     }
-    memcpy(y, s, sizeof s);
 }
 
 #if defined(__AVX2__)
@@ -191,6 +165,12 @@ static void matvec_scalar(int32_t type, const uint8_t *g, const qb_q8a *x, float
 // single core at ~12 GB/s on these loops, with it they reach ~17 GB/s (measured on Zen 3,
 // 8192 x 8192 matrices, interleaved medians of 15).
 enum { PREFETCH_Q4 = 4096, PREFETCH_Q8 = 2048 };
+
+// What the accumulated (scale or minimum) x (activation block sum) is multiplied by before
+// it is added: the symmetric types' offset, 1 for a minimum.
+static inline float x4_offset_factor(int32_t type) {
+    return qb_q32_has_min(type) ? 1.0f : type == QB_Q5_0 ? -16.0f : -8.0f;
+}
 
 // Sums of the low and high 128-bit halves: [row r, row r+1].
 static inline void hsum_halves(__m256 v, float *lo, float *hi) {
@@ -201,25 +181,27 @@ static inline void hsum_halves(__m256 v, float *lo, float *hi) {
     *hi = _mm_cvtss_f32(_mm_movehdup_ps(t));
 }
 
-// Q4_0 (and Q5_0 when `five`), four rows. Two rows share one 32-byte load: the low nibbles
-// are values 0..15 of both rows, the high nibbles values 16..31, so each is dotted with one
-// half of the activations broadcast to both lanes. Values are used unsigned (Q5_0's fifth
-// bits ORed on, pairs of products at most 2 x 31 x 128) and the -8 or -16 offset is taken
-// out at the end with the activations' block sums.
+// Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant), four rows. Two rows share one 32-byte
+// load: the low nibbles are values 0..15 of both rows, the high nibbles values 16..31, so
+// each is dotted with one half of the activations broadcast to both lanes. Values are used
+// unsigned (the fifth bits ORed on, pairs of products at most 2 x 31 x 128); the offset
+// (Q4_0 -8, Q5_0 -16) or the minimum (Q4_1, Q5_1) meets the activations' block sums, and
+// is added at the end.
 static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb,
-                                                             int five) {
+                                                             const int32_t type) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
     __m256 acc01 = _mm256_setzero_ps(), acc23 = _mm256_setzero_ps();
     __m128 off = _mm_setzero_ps();
     const __m256i lanes01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), lanes23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
-    const int64_t step = five ? QB_X4_Q5_BYTES : QB_X4_Q4_BYTES, qs = five ? QB_X4_Q5_QS : QB_X4_QS;
+    const int minimum = qb_q32_has_min(type), five = qb_q32_has_fifth(type);
+    const int64_t step = qb_x4_bytes(type), qs = qb_x4_qs(type), qh = qb_x4_qh(type);
     for (int64_t b = 0; b < nb; b++, g += step) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
         qb_prefetch_l2(g, 1);
         __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)x[b].qs));
         __m256i xhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x[b].qs + 16)));
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
-        off = _mm_fmadd_ps(d, _mm_set1_ps(x[b].s), off);
+        off = _mm_fmadd_ps(minimum ? _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(g + QB_X4_MIN))) : d, _mm_set1_ps(x[b].s), off);
         __m256 dd = _mm256_castps128_ps256(_mm_mul_ps(d, _mm_set1_ps(x[b].d)));
         __m256i q01 = _mm256_loadu_si256((const __m256i *)(g + qs));
         __m256i q23 = _mm256_loadu_si256((const __m256i *)(g + qs + 32));
@@ -227,8 +209,8 @@ static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, c
         __m256i l23 = _mm256_and_si256(q23, m4), h23 = _mm256_and_si256(_mm256_srli_epi16(q23, 4), m4);
         if (five) {
             uint64_t lo, hi;
-            memcpy(&lo, g + QB_X4_QH_LO, 8);
-            memcpy(&hi, g + QB_X4_QH_HI, 8);
+            memcpy(&lo, g + qh, 8);
+            memcpy(&hi, g + qh + 8, 8);
             l01 = _mm256_or_si256(l01, q5_fifth_bits((uint32_t)lo));
             l23 = _mm256_or_si256(l23, q5_fifth_bits((uint32_t)(lo >> 32)));
             h01 = _mm256_or_si256(h01, q5_fifth_bits((uint32_t)hi));
@@ -240,17 +222,19 @@ static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, c
         acc23 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p23, ones)), _mm256_permutevar8x32_ps(dd, lanes23), acc23);
     }
     float o[4];
-    _mm_storeu_ps(o, _mm_mul_ps(off, _mm_set1_ps(five ? 16 : 8)));
+    _mm_storeu_ps(o, _mm_mul_ps(off, _mm_set1_ps(x4_offset_factor(type))));
     float s0, s1, s2, s3;
     hsum_halves(acc01, &s0, &s1);
     hsum_halves(acc23, &s2, &s3);
-    y[0] = s0 - o[0];
-    y[1] = s1 - o[1];
-    y[2] = s2 - o[2];
-    y[3] = s3 - o[3];
+    y[0] = s0 + o[0];
+    y[1] = s1 + o[1];
+    y[2] = s2 + o[2];
+    y[3] = s3 + o[3];
 }
-static void q4_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, 0); }
-static void q5_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, 1); }
+static void q4_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q4_0); }
+static void q4_1x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q4_1); }
+static void q5_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q5_0); }
+static void q5_1x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q5_1); }
 
 // Q8_0, four rows: each row's signed quants against the activations with the sign moved
 // onto the activations (|w| is exact even for -128), one activation load for four rows.
@@ -282,18 +266,19 @@ static inline __m128 sum_quads(__m512 v) {
     return _mm_loadu_ps(o);
 }
 
-// Q4_0 (and Q5_0 when `five`), four rows on 64-byte vectors: the four rows' 16 quant bytes
-// fill the four 128-bit lanes; low nibbles (values 0..15) and high nibbles (16..31), Q5_0's
-// fifth bits added in as 16 under their eight-byte masks, each meet their half of the
-// activations broadcast to every lane, unsigned x signed (vpdpbusd), and the -8 or -16
-// offset is taken out at the end through the activations' block sums.
+// Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant), four rows on 64-byte vectors: the four
+// rows' 16 quant bytes fill the four 128-bit lanes; low nibbles (values 0..15) and high
+// nibbles (16..31), the fifth bits added in as 16 under their eight-byte masks, each meet
+// their half of the activations broadcast to every lane, unsigned x signed (vpdpbusd), and
+// the offset or minimum is added at the end through the activations' block sums.
 static inline __attribute__((always_inline)) void nibbles_x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb,
-                                                                 int five) {
+                                                                 const int32_t type) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
     const __m512i quads = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     __m128 off = _mm_setzero_ps();
-    const int64_t step = five ? QB_X4_Q5_BYTES : QB_X4_Q4_BYTES, qs = five ? QB_X4_Q5_QS : QB_X4_QS;
+    const int minimum = qb_q32_has_min(type), five = qb_q32_has_fifth(type);
+    const int64_t step = qb_x4_bytes(type), qs = qb_x4_qs(type), qh = qb_x4_qh(type);
     for (int64_t b = 0; b < nb; b++, g += step) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
         qb_prefetch_l2(g, 1);
@@ -303,23 +288,25 @@ static inline __attribute__((always_inline)) void nibbles_x4_512(const uint8_t *
         __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
         if (five) {
             uint64_t ml, mh;
-            memcpy(&ml, g + QB_X4_QH_LO, 8);
-            memcpy(&mh, g + QB_X4_QH_HI, 8);
+            memcpy(&ml, g + qh, 8);
+            memcpy(&mh, g + qh + 8, 8);
             lo = _mm512_mask_add_epi8(lo, (__mmask64)ml, lo, sixteen);
             hi = _mm512_mask_add_epi8(hi, (__mmask64)mh, hi, sixteen);
         }
         __m512i p = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
-        off = _mm_fmadd_ps(d, _mm_set1_ps(x[b].s), off);
+        off = _mm_fmadd_ps(minimum ? _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(g + QB_X4_MIN))) : d, _mm_set1_ps(x[b].s), off);
         __m512 dd = _mm512_permutexvar_ps(quads, _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x[b].d))));
         // Two accumulators: consecutive blocks' multiply-adds do not wait on each other.
         if (b & 1) acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc1);
         else acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc0);
     }
-    _mm_storeu_ps(y, _mm_sub_ps(sum_quads(_mm512_add_ps(acc0, acc1)), _mm_mul_ps(off, _mm_set1_ps(five ? 16 : 8))));
+    _mm_storeu_ps(y, _mm_add_ps(sum_quads(_mm512_add_ps(acc0, acc1)), _mm_mul_ps(off, _mm_set1_ps(x4_offset_factor(type)))));
 }
-static void q4_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, 0); }
-static void q5_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, 1); }
+static void q4_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q4_0); }
+static void q4_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q4_1); }
+static void q5_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_0); }
+static void q5_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_1); }
 
 // Q8_0, four rows: rows 0-1 and 2-3 fill two 64-byte vectors. The signed quants are made
 // unsigned by adding 128 (an xor of the sign bit) and the 128 x sum(activations) this adds
@@ -436,7 +423,7 @@ void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *x
                              int64_t g0, int64_t g1, int64_t cols) {
 #if defined(QB_AVX512)
     if (type == QB_Q4_0 || type == QB_Q8_0) {
-        const int64_t nb = cols / 32, gbb = group_block_bytes(type);
+        const int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
         const int q4 = type == QB_Q4_0;
         for (int64_t g = g0; g < g1; g++) {
             const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
@@ -470,20 +457,24 @@ void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *x
 }
 
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
-    int64_t nb = cols / 32, gbb = group_block_bytes(type);
+    int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
     for (int64_t g = g0; g < g1; g++) {
         const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
 #if defined(QB_AVX512)
         if (type == QB_Q4_0) { q4_0x4_512(grp, x, y + 4 * g, nb); continue; }
+        if (type == QB_Q4_1) { q4_1x4_512(grp, x, y + 4 * g, nb); continue; }
         if (type == QB_Q5_0) { q5_0x4_512(grp, x, y + 4 * g, nb); continue; }
+        if (type == QB_Q5_1) { q5_1x4_512(grp, x, y + 4 * g, nb); continue; }
         if (type == QB_Q8_0) { q8_0x4_512(grp, x, y + 4 * g, nb); continue; }
 #endif
 #if defined(__AVX2__)
         if (type == QB_Q4_0) { q4_0x4(grp, x, y + 4 * g, nb); continue; }
+        if (type == QB_Q4_1) { q4_1x4(grp, x, y + 4 * g, nb); continue; }
         if (type == QB_Q5_0) { q5_0x4(grp, x, y + 4 * g, nb); continue; }
+        if (type == QB_Q5_1) { q5_1x4(grp, x, y + 4 * g, nb); continue; }
         if (type == QB_Q8_0) { q8_0x4(grp, x, y + 4 * g, nb); continue; }
 #endif
-        matvec_scalar(type, grp, x, y + 4 * g, nb);
+        matvec_scalar(type, w, g, x, y + 4 * g, nb);
     }
 }
 

@@ -124,24 +124,48 @@ static inline void q4k_x16_scale_min(const uint8_t *g, int j, int r, uint8_t *sc
     *mn = (uint8_t)((lo >> 4) | ((hi >> (16 + 2 * j)) & 3) << 4);
 }
 
-// Block b of `row` in a Q4_0/Q5_0/Q8_0 matrix in the four-row interleaved layout of
-// qb_repack.h (rows of nb blocks): its f16 scale in `d`, its quants returned.
-static inline const uint8_t *qb_interleaved_block(int32_t type, const void *w, int64_t row, int64_t b, int64_t nb,
-                                                  qb_half *d) {
-    int64_t qbytes = type == QB_Q8_0 ? 32 : 16, fifth = type == QB_Q5_0 ? 4 : 0;
-    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * 4 * (2 + fifth + qbytes);
-    memcpy(d, g + 2 * (row % 4), 2);
-    return g + (fifth ? QB_X4_Q5_QS : QB_X4_QS) + qbytes * (row % 4);
+// The 32-value GGML block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0): quant bytes per block,
+// whether a block has a minimum m (w = d q + m; else the type is symmetric) and fifth bits.
+static inline int64_t qb_q32_quant_bytes(int32_t type) { return type == QB_Q8_0 ? 32 : 16; }
+static inline int qb_q32_has_min(int32_t type) { return type == QB_Q4_1 || type == QB_Q5_1; }
+static inline int qb_q32_has_fifth(int32_t type) { return type == QB_Q5_0 || type == QB_Q5_1; }
+// A plain block's bytes: d, [m], [the 32 fifth bits], the quants.
+static inline int64_t qb_q32_block_bytes(int32_t type) {
+    return 2 + 2 * qb_q32_has_min(type) + 4 * qb_q32_has_fifth(type) + qb_q32_quant_bytes(type);
 }
+// Offsets inside a group-block of the four-row layout (qb_repack.h): the fifth bits of
+// values 0..15 (those of 16..31 follow eight bytes on), the quants; its size.
+static inline int64_t qb_x4_qh(int32_t type) { return 8 + 8 * qb_q32_has_min(type); }
+static inline int64_t qb_x4_qs(int32_t type) { return qb_x4_qh(type) + 16 * qb_q32_has_fifth(type); }
+static inline int64_t qb_x4_bytes(int32_t type) { return 4 * qb_q32_block_bytes(type); }
 
-// The 32 fifth bits of block b of `row` in a four-row interleaved Q5_0 matrix, as the plain
-// block's qh (bit j is value j's).
-static inline uint32_t qb_interleaved_qh(const void *w, int64_t row, int64_t b, int64_t nb) {
-    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * QB_X4_Q5_BYTES;
-    uint16_t lo, hi;
-    memcpy(&lo, g + QB_X4_QH_LO + 2 * (row % 4), 2);
-    memcpy(&hi, g + QB_X4_QH_HI + 2 * (row % 4), 2);
-    return (uint32_t)lo | (uint32_t)hi << 16;
+// Block b of `row` in a matrix of a 32-value type (rows of nb blocks), plain or, when
+// `interleaved`, in the four-row layout of qb_repack.h: its f16 scale in `d`, its f16 minimum
+// in `m` (zero without one), its fifth bits in `qh` (bit j is value j's; zero without them);
+// its quants returned.
+static inline const uint8_t *qb_q32_block(int32_t type, int interleaved, const void *w, int64_t row, int64_t b,
+                                          int64_t nb, qb_half *d, qb_half *m, uint32_t *qh) {
+    *m = 0;
+    *qh = 0;
+    if (!interleaved) {
+        const uint8_t *blk = (const uint8_t *)w + (row * nb + b) * qb_q32_block_bytes(type);
+        memcpy(d, blk, 2);
+        blk += 2;
+        if (qb_q32_has_min(type)) memcpy(m, blk, 2), blk += 2;
+        if (qb_q32_has_fifth(type)) memcpy(qh, blk, 4), blk += 4;
+        return blk;
+    }
+    const uint8_t *g = (const uint8_t *)w + ((row / 4) * nb + b) * qb_x4_bytes(type);
+    const int64_t r = row % 4;
+    memcpy(d, g + 2 * r, 2);
+    if (qb_q32_has_min(type)) memcpy(m, g + QB_X4_MIN + 2 * r, 2);
+    if (qb_q32_has_fifth(type)) {
+        uint16_t lo, hi;
+        memcpy(&lo, g + qb_x4_qh(type) + 2 * r, 2);
+        memcpy(&hi, g + qb_x4_qh(type) + 8 + 2 * r, 2);
+        *qh = (uint32_t)lo | (uint32_t)hi << 16;
+    }
+    return g + qb_x4_qs(type) + qb_q32_quant_bytes(type) * r;
 }
 
 #if defined(__AVX2__)
