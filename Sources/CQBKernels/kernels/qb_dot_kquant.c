@@ -286,6 +286,39 @@ static float q4_K_q8k_512(const block_q4_K *w, const qb_q8k *a, int64_t nb) { re
 
 static float q5_K_q8k_512(const block_q5_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_512(w, 1, a, nb); }
 
+// IQ4_XS. The 32 bytes of nibbles of sub-blocks 2k and 2k + 1 go to the lanes [first,
+// first, second, second], the second and fourth shifted down a nibble, so one 64-byte vector
+// holds the two sub-blocks' values in the activations' order. AVX-512 has no vpsignb: the
+// activations take the values' signs under a mask and meet |v| in vpmaddubsw (a pair stays
+// within 2 x 127 x 127). The eight signed scales, their 4- and 2-bit fields spread to bytes
+// by pdep once per super-block, weight the 16-bit sums in vpdpwssd.
+static float iq4_xs_q8k_512(const block_iq4_xs *w, const qb_q8k *a, int64_t nb) {
+    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)kvalues_iq4nl));
+    const __m512i m4 = _mm512_set1_epi8(0x0F), zero = _mm512_setzero_si512();
+    const __m512i pick[4] = {pick_words(0, 1), pick_words(2, 3), pick_words(4, 5), pick_words(6, 7)};
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 3);
+        uint32_t sl;
+        memcpy(&sl, w[i].scales_l, 4);
+        // Byte ib: sub-block ib's scale + 32, bits 4ib.. of scales_l below bits 2ib.. of scales_h.
+        uint64_t ls = _pdep_u64(sl, 0x0F0F0F0F0F0F0F0FULL) | _pdep_u64(w[i].scales_h, 0x3030303030303030ULL);
+        __m512i sc16 = _mm512_castsi128_si512(_mm_sub_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)ls)), _mm_set1_epi16(32)));
+        __m512i is = _mm512_setzero_si512();
+        for (int k = 0; k < 4; k++) {
+            __m512i t = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * k)));
+            __m512i z = _mm512_shuffle_i64x2(t, t, 0x50);
+            __m512i v = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xFF00FF00u, z, 4), m4));
+            __m512i x = _mm512_loadu_si512((const void *)(a[i].qs + 64 * k));
+            __m512i xs = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(v), zero, x);
+            is = _mm512_dpwssd_epi32(is, _mm512_maddubs_epi16(_mm512_abs_epi8(v), xs), _mm512_permutexvar_epi16(pick[k], sc16));
+        }
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_set1_ps(h2f(w[i].d) * a[i].d), acc);
+    }
+    return _mm512_reduce_add_ps(acc);
+}
+
 // Word index vector for Q6_K scales: lane j (0..31) takes scale base + j / 8.
 static inline __m512i pick_scales(int base) {
     short v[32];
@@ -490,8 +523,7 @@ void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, in
     }
 }
 
-// One row by the kernel set's best code, or by the portable C versions. IQ4_XS takes the
-// AVX2 code on the AVX-512 set as well.
+// One row by the kernel set's best code, or by the portable C versions.
 static inline float kquant_row(int32_t type, const void *row, const qb_q8k *x, int64_t nb, int portable) {
     if (portable) {
         switch (type) {
@@ -507,7 +539,7 @@ static inline float kquant_row(int32_t type, const void *row, const qb_q8k *x, i
     case QB_Q4_K: return q4_K_q8k_512(row, x, nb);
     case QB_Q5_K: return q5_K_q8k_512(row, x, nb);
     case QB_Q6_K: return q6_K_q8k_512(row, x, nb);
-    case QB_IQ4_XS: return iq4_xs_q8k_avx2(row, x, nb);
+    case QB_IQ4_XS: return iq4_xs_q8k_512(row, x, nb);
 #elif defined(__AVX2__)
     case QB_Q4_K: return q4_K_q8k_avx2(row, x, nb);
     case QB_Q5_K: return q5_K_q8k_avx2(row, x, nb);
