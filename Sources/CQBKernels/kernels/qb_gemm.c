@@ -171,8 +171,11 @@ static inline void put_value_blocks16(uint8_t *tile, int32_t bits, int64_t b, __
     put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, b, v, both);
 }
 
-// Q4_0, Q5_0 and Q8_0 (plain or four-row interleaved), Q4_1, Q5_1 and IQ4_XS, two blocks at a time.
-static void pack_ggml_vec(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+// Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (plain or four-row interleaved) and IQ4_XS, two blocks at a
+// time. `type` is a constant (pack_ggml_typed): a block's fields are then read without a
+// branch on the type per row and block.
+static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t type, int32_t interleaved, const void *w,
+                                                                int64_t r0, int64_t cols, uint8_t *tile) {
     const int32_t bits = type == QB_Q8_0 || type == QB_IQ4_XS ? 8 : type == QB_Q4_0 || type == QB_Q4_1 ? 4 : 5;
     int64_t nb = cols / 32, bb = qb_gemm_tile_block_bytes(bits);
     // IQ4_XS's values + 128, indexed by its nibbles through one byte shuffle.
@@ -301,7 +304,14 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
 #if defined(__AVX2__)
     if (type == QB_Q4_K) return pack_k_vec(0, w, r0, cols, tile);
     if (type == QB_Q5_K) return pack_k_vec(1, w, r0, cols, tile);
-    return pack_ggml_vec(type, interleaved, w, r0, cols, tile);
+    switch (type) {
+    case QB_Q4_0: return pack_ggml_vec(QB_Q4_0, interleaved, w, r0, cols, tile);
+    case QB_Q4_1: return pack_ggml_vec(QB_Q4_1, interleaved, w, r0, cols, tile);
+    case QB_Q5_0: return pack_ggml_vec(QB_Q5_0, interleaved, w, r0, cols, tile);
+    case QB_Q5_1: return pack_ggml_vec(QB_Q5_1, interleaved, w, r0, cols, tile);
+    case QB_Q8_0: return pack_ggml_vec(QB_Q8_0, interleaved, w, r0, cols, tile);
+    default: return pack_ggml_vec(QB_IQ4_XS, interleaved, w, r0, cols, tile);  // the one type left
+    }
 #endif
     uint8_t v[32];
     for (int r = 0; r < QB_TILE_ROWS; r++) {
