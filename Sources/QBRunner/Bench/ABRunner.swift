@@ -144,9 +144,10 @@ public struct ABRunner: Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: bin)
         p.arguments = ["bench"] + benchArguments + ["--out", json.path]
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
-        guard let out = FileHandle(forWritingAtPath: outPath), let err = FileHandle(forWritingAtPath: errPath) else {
+        guard FileManager.default.createFile(atPath: outPath, contents: nil),
+            FileManager.default.createFile(atPath: errPath, contents: nil),
+            let out = FileHandle(forWritingAtPath: outPath), let err = FileHandle(forWritingAtPath: errPath)
+        else {
             return RunOutcome(result: nil, seconds: 0, status: nil, failure: "cannot create output files in \(workDirectory.path)")
         }
         defer { try? out.close(); try? err.close() }

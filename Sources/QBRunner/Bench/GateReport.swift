@@ -245,7 +245,9 @@ public struct GateReport: Sendable, Codable, Equatable {
         let md = Data(markdown().utf8)
         if let path { try AtomicWriter.write(md, to: URL(fileURLWithPath: path)) }
         if let step = environment["GITHUB_STEP_SUMMARY"], !step.isEmpty {
-            if !FileManager.default.fileExists(atPath: step) { FileManager.default.createFile(atPath: step, contents: nil) }
+            if !FileManager.default.fileExists(atPath: step), !FileManager.default.createFile(atPath: step, contents: nil) {
+                throw LocatedError(path: step, "cannot create $GITHUB_STEP_SUMMARY")
+            }
             guard let h = FileHandle(forWritingAtPath: step) else {
                 throw LocatedError(path: step, "cannot append to $GITHUB_STEP_SUMMARY")
             }
