@@ -341,13 +341,16 @@ static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) 
 #endif
 
 #if defined(QB_AVX512)
-// q4_0x4_512 for R activation rows (1..4) at once: the group's quants are loaded and split
-// into nibbles once per block, and its scales converted and spread once; each row's
-// arithmetic is q4_0x4_512's, operation for operation, so its sums are bitwise the same.
-static inline __attribute__((always_inline)) void q4_0x4_512_rows(
-    const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb, const int R) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
+// nibbles_x4_512 for R activation rows (1..4) at once: the group's quants are loaded and
+// split into nibbles (the fifth bits added) once per block, and its scales (and minimums)
+// converted once; each row's arithmetic is nibbles_x4_512's, operation for operation, so its
+// sums are bitwise the same.
+static inline __attribute__((always_inline)) void nibbles_x4_512_rows(
+    const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb, const int R, const int32_t type) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
     const __m512i quads = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    const int minimum = qb_q32_has_min(type), five = qb_q32_has_fifth(type);
+    const int64_t step = qb_x4_bytes(type), qs = qb_x4_qs(type), qh = qb_x4_qh(type);
     __m512 acc0[4], acc1[4];
     __m128 off[4];
     for (int r = 0; r < R; r++) {
@@ -355,25 +358,44 @@ static inline __attribute__((always_inline)) void q4_0x4_512_rows(
         acc1[r] = _mm512_setzero_ps();
         off[r] = _mm_setzero_ps();
     }
-    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q4_BYTES) {
+    for (int64_t b = 0; b < nb; b++, g += step) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
         qb_prefetch_l2(g, 1);
-        __m512i q = _mm512_loadu_si512((const void *)(g + QB_X4_QS));
+        __m512i q = _mm512_loadu_si512((const void *)(g + qs));
         __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+        if (five) {
+            uint64_t ml, mh;
+            memcpy(&ml, g + qh, 8);
+            memcpy(&mh, g + qh + 8, 8);
+            lo = _mm512_mask_add_epi8(lo, (__mmask64)ml, lo, sixteen);
+            hi = _mm512_mask_add_epi8(hi, (__mmask64)mh, hi, sixteen);
+        }
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        __m128 c = minimum ? _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(g + QB_X4_MIN))) : d;
         for (int r = 0; r < R; r++) {
             const qb_q8a *x = xs[r] + b;
             __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)x->qs));
             __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(x->qs + 16)));
             __m512i p = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
-            off[r] = _mm_fmadd_ps(d, _mm_set1_ps(x->s), off[r]);
+            off[r] = _mm_fmadd_ps(c, _mm_set1_ps(x->s), off[r]);
             __m512 dd = _mm512_permutexvar_ps(quads, _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x->d))));
             if (b & 1) acc1[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc1[r]);
             else acc0[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc0[r]);
         }
     }
     for (int r = 0; r < R; r++)
-        _mm_storeu_ps(ys[r], _mm_sub_ps(sum_quads(_mm512_add_ps(acc0[r], acc1[r])), _mm_mul_ps(off[r], _mm_set1_ps(8))));
+        _mm_storeu_ps(ys[r], _mm_add_ps(sum_quads(_mm512_add_ps(acc0[r], acc1[r])), _mm_mul_ps(off[r], _mm_set1_ps(x4_offset_factor(type)))));
+}
+
+// Row counts 1..4 of nibbles_x4_512_rows, each with R a constant.
+static inline __attribute__((always_inline)) void nibbles_x4_512_m(const uint8_t *g, const qb_q8a *const *xs,
+                                                                   float *const *ys, int64_t nb, int64_t m, const int32_t type) {
+    switch (m) {
+    case 4: nibbles_x4_512_rows(g, xs, ys, nb, 4, type); break;
+    case 3: nibbles_x4_512_rows(g, xs, ys, nb, 3, type); break;
+    case 2: nibbles_x4_512_rows(g, xs, ys, nb, 2, type); break;
+    default: nibbles_x4_512_rows(g, xs, ys, nb, 1, type); break;
+    }
 }
 
 // q8_0x4_512 for R activation rows (1..4), likewise: the quants are loaded and made
@@ -422,9 +444,8 @@ static inline __attribute__((always_inline)) void q8_0x4_512_rows(
 void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *xs, float *const *ys, int64_t n,
                              int64_t g0, int64_t g1, int64_t cols) {
 #if defined(QB_AVX512)
-    if (type == QB_Q4_0 || type == QB_Q8_0) {
+    if (x4_type(type)) {
         const int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
-        const int q4 = type == QB_Q4_0;
         for (int64_t g = g0; g < g1; g++) {
             const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
             for (int64_t i = 0; i < n; i += 4) {
@@ -432,14 +453,12 @@ void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *x
                 float *y[4];
                 int64_t m = n - i < 4 ? n - i : 4;
                 for (int64_t r = 0; r < m; r++) { x[r] = xs[i + r]; y[r] = ys[i + r] + 4 * g; }
-                if (q4) {
-                    switch (m) {
-                    case 4: q4_0x4_512_rows(grp, x, y, nb, 4); break;
-                    case 3: q4_0x4_512_rows(grp, x, y, nb, 3); break;
-                    case 2: q4_0x4_512_rows(grp, x, y, nb, 2); break;
-                    default: q4_0x4_512_rows(grp, x, y, nb, 1); break;
-                    }
-                } else {
+                switch (type) {
+                case QB_Q4_0: nibbles_x4_512_m(grp, x, y, nb, m, QB_Q4_0); break;
+                case QB_Q4_1: nibbles_x4_512_m(grp, x, y, nb, m, QB_Q4_1); break;
+                case QB_Q5_0: nibbles_x4_512_m(grp, x, y, nb, m, QB_Q5_0); break;
+                case QB_Q5_1: nibbles_x4_512_m(grp, x, y, nb, m, QB_Q5_1); break;
+                default:
                     switch (m) {
                     case 4: q8_0x4_512_rows(grp, x, y, nb, 4); break;
                     case 3: q8_0x4_512_rows(grp, x, y, nb, 3); break;
