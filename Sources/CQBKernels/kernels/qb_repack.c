@@ -266,85 +266,14 @@ static inline __m128 sum_quads(__m512 v) {
     return _mm_loadu_ps(o);
 }
 
-// Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant), four rows on 64-byte vectors: the four
-// rows' 16 quant bytes fill the four 128-bit lanes; low nibbles (values 0..15) and high
-// nibbles (16..31), the fifth bits added in as 16 under their eight-byte masks, each meet
-// their half of the activations broadcast to every lane, unsigned x signed (vpdpbusd), and
-// the offset or minimum is added at the end through the activations' block sums.
-static inline __attribute__((always_inline)) void nibbles_x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb,
-                                                                 const int32_t type) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
-    const __m512i quads = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-    __m128 off = _mm_setzero_ps();
-    const int minimum = qb_q32_has_min(type), five = qb_q32_has_fifth(type);
-    const int64_t step = qb_x4_bytes(type), qs = qb_x4_qs(type), qh = qb_x4_qh(type);
-    for (int64_t b = 0; b < nb; b++, g += step) {
-        _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
-        qb_prefetch_l2(g, 1);
-        __m512i q = _mm512_loadu_si512((const void *)(g + qs));
-        __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)x[b].qs));
-        __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(x[b].qs + 16)));
-        __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-        if (five) {
-            uint64_t ml, mh;
-            memcpy(&ml, g + qh, 8);
-            memcpy(&mh, g + qh + 8, 8);
-            lo = _mm512_mask_add_epi8(lo, (__mmask64)ml, lo, sixteen);
-            hi = _mm512_mask_add_epi8(hi, (__mmask64)mh, hi, sixteen);
-        }
-        __m512i p = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
-        __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
-        off = _mm_fmadd_ps(minimum ? _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(g + QB_X4_MIN))) : d, _mm_set1_ps(x[b].s), off);
-        __m512 dd = _mm512_permutexvar_ps(quads, _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x[b].d))));
-        // Two accumulators: consecutive blocks' multiply-adds do not wait on each other.
-        if (b & 1) acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc1);
-        else acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc0);
-    }
-    _mm_storeu_ps(y, _mm_add_ps(sum_quads(_mm512_add_ps(acc0, acc1)), _mm_mul_ps(off, _mm_set1_ps(x4_offset_factor(type)))));
-}
-static void q4_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q4_0); }
-static void q4_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q4_1); }
-static void q5_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_0); }
-static void q5_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_1); }
-
-// Q8_0, four rows: rows 0-1 and 2-3 fill two 64-byte vectors. The signed quants are made
-// unsigned by adding 128 (an xor of the sign bit) and the 128 x sum(activations) this adds
-// is taken out at the end, as Q4_0's offset.
-static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
-    const __m512i sign = _mm512_set1_epi8((char)0x80);
-    const __m512i halves01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    const __m512i halves23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    __m512 acc01 = _mm512_setzero_ps(), acc23 = _mm512_setzero_ps();
-    __m128 off = _mm_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
-        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(g, 3);
-        __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)x[b].qs));
-        __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS)), sign);
-        __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS + 64)), sign);
-        __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
-        off = _mm_fmadd_ps(d, _mm_set1_ps(x[b].s), off);
-        __m512 dx = _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x[b].d)));
-        acc01 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w01, xv)),
-                                _mm512_permutexvar_ps(halves01, dx), acc01);
-        acc23 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w23, xv)),
-                                _mm512_permutexvar_ps(halves23, dx), acc23);
-    }
-    float o[4];
-    _mm_storeu_ps(o, _mm_mul_ps(off, _mm_set1_ps(128)));
-    y[0] = hsum_ps(_mm512_castps512_ps256(acc01)) - o[0];
-    y[1] = hsum_ps(_mm512_extractf32x8_ps(acc01, 1)) - o[1];
-    y[2] = hsum_ps(_mm512_castps512_ps256(acc23)) - o[2];
-    y[3] = hsum_ps(_mm512_extractf32x8_ps(acc23, 1)) - o[3];
-}
-#endif
-
-#if defined(QB_AVX512)
-// nibbles_x4_512 for R activation rows (1..4) at once: the group's quants are loaded and
-// split into nibbles (the fifth bits added) once per block, and its scales (and minimums)
-// converted once; each row's arithmetic is nibbles_x4_512's, operation for operation, so its
-// sums are bitwise the same.
+// Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant), four rows on 64-byte vectors, against R
+// activation rows (1..4: batched decode) at once: the four rows' 16 quant bytes fill the four
+// 128-bit lanes; low nibbles (values 0..15) and high nibbles (16..31), the fifth bits added
+// in as 16 under their eight-byte masks, each meet their half of the activations broadcast
+// to every lane, unsigned x signed (vpdpbusd), and the offset or minimum is added at the end
+// through the activations' block sums. The group's quants are loaded and split once per
+// block for all R rows, each row's arithmetic the same whatever R, so a row's sums are
+// bitwise what it gets alone (R = 1, the single-row kernels below).
 static inline __attribute__((always_inline)) void nibbles_x4_512_rows(
     const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb, const int R, const int32_t type) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
@@ -387,6 +316,15 @@ static inline __attribute__((always_inline)) void nibbles_x4_512_rows(
         _mm_storeu_ps(ys[r], _mm_add_ps(sum_quads(_mm512_add_ps(acc0[r], acc1[r])), _mm_mul_ps(off[r], _mm_set1_ps(x4_offset_factor(type)))));
 }
 
+static inline __attribute__((always_inline)) void nibbles_x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb,
+                                                                 const int32_t type) {
+    nibbles_x4_512_rows(g, &x, &y, nb, 1, type);
+}
+static void q4_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q4_0); }
+static void q4_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q4_1); }
+static void q5_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_0); }
+static void q5_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_1); }
+
 // Row counts 1..4 of nibbles_x4_512_rows, each with R a constant.
 static inline __attribute__((always_inline)) void nibbles_x4_512_m(const uint8_t *g, const qb_q8a *const *xs,
                                                                    float *const *ys, int64_t nb, int64_t m, const int32_t type) {
@@ -398,8 +336,11 @@ static inline __attribute__((always_inline)) void nibbles_x4_512_m(const uint8_t
     }
 }
 
-// q8_0x4_512 for R activation rows (1..4), likewise: the quants are loaded and made
-// unsigned once per block, each row's arithmetic is q8_0x4_512's.
+// Q8_0, four rows, against R activation rows (1..4) at once: rows 0-1 and 2-3 fill two
+// 64-byte vectors. The signed quants are made unsigned by adding 128 (an xor of the sign
+// bit) once per block for all R rows, and the 128 x sum(activations) this adds is taken out
+// at the end, as Q4_0's offset. Each row's arithmetic is the same whatever R (R = 1 is the
+// single-row kernel).
 static inline __attribute__((always_inline)) void q8_0x4_512_rows(
     const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb, const int R) {
     const __m512i sign = _mm512_set1_epi8((char)0x80);
@@ -439,6 +380,7 @@ static inline __attribute__((always_inline)) void q8_0x4_512_rows(
         y[3] = hsum_ps(_mm512_extractf32x8_ps(acc23[r], 1)) - o[3];
     }
 }
+static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { q8_0x4_512_rows(g, &x, &y, nb, 1); }
 #endif
 
 void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *xs, float *const *ys, int64_t n,
