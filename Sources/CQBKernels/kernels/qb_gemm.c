@@ -172,7 +172,7 @@ static inline void put_value_blocks16(uint8_t *tile, int32_t bits, int64_t b, __
 }
 
 // Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (plain or four-row interleaved) and IQ4_XS, two blocks at a
-// time. `type` is a constant (pack_ggml_typed): a block's fields are then read without a
+// time. `type` is a constant (qb_pack_tile_ggml's switch): a block's fields are read without a
 // branch on the type per row and block.
 static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t type, int32_t interleaved, const void *w,
                                                                 int64_t r0, int64_t cols, uint8_t *tile) {
