@@ -75,8 +75,8 @@ static inline const uint8_t *iq4xs_block(const void *w, int64_t row, int64_t b, 
 static inline int32_t symmetric_k(int32_t type, int32_t *width) {
     *width = type == QB_Q6_K ? 16 : 32;
     switch (type) {
-    case QB_Q4_0: return -8;
-    case QB_Q5_0: return -16;
+    case QB_Q4_0:
+    case QB_Q5_0: return qb_q32_offset(type);
     case QB_Q8_0: return -128;
     case QB_IQ4_XS: return -128;
     case QB_Q6_K: return -32;

@@ -138,7 +138,7 @@ void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0,
 // The definition: one row at a time, integer sums per block, as the plain dot products
 // (symmetric types: the signed values; Q4_1, Q5_1: d x sum + m x the activations' sum).
 static void matvec_scalar(int32_t type, const uint8_t *w, int64_t g, const qb_q8a *x, float *y, int64_t nb) {
-    const int k = type == QB_Q4_0 ? -8 : type == QB_Q5_0 ? -16 : 0;
+    const int k = qb_q32_offset(type);
     for (int r = 0; r < 4; r++) {
         float s = 0;
         for (int64_t b = 0; b < nb; b++) {
@@ -169,7 +169,7 @@ enum { PREFETCH_Q4 = 4096, PREFETCH_Q8 = 2048 };
 // What the accumulated (scale or minimum) x (activation block sum) is multiplied by before
 // it is added: the symmetric types' offset, 1 for a minimum.
 static inline float x4_offset_factor(int32_t type) {
-    return qb_q32_has_min(type) ? 1.0f : type == QB_Q5_0 ? -16.0f : -8.0f;
+    return qb_q32_has_min(type) ? 1.0f : (float)qb_q32_offset(type);
 }
 
 // Sums of the low and high 128-bit halves: [row r, row r+1].

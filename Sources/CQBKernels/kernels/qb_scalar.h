@@ -129,6 +129,9 @@ static inline void q4k_x16_scale_min(const uint8_t *g, int j, int r, uint8_t *sc
 static inline int64_t qb_q32_quant_bytes(int32_t type) { return type == QB_Q8_0 ? 32 : 16; }
 static inline int qb_q32_has_min(int32_t type) { return type == QB_Q4_1 || type == QB_Q5_1; }
 static inline int qb_q32_has_fifth(int32_t type) { return type == QB_Q5_0 || type == QB_Q5_1; }
+// The offset k of the symmetric nibble types (w = d (q + k), q their unsigned 4- or 5-bit
+// values); 0 for the others.
+static inline int qb_q32_offset(int32_t type) { return type == QB_Q4_0 ? -8 : type == QB_Q5_0 ? -16 : 0; }
 // A plain block's bytes: d, [m], [the 32 fifth bits], the quants.
 static inline int64_t qb_q32_block_bytes(int32_t type) {
     return 2 + 2 * qb_q32_has_min(type) + 4 * qb_q32_has_fifth(type) + qb_q32_quant_bytes(type);
