@@ -146,7 +146,7 @@ final class NothingLostCLITests: XCTestCase {
             p.arguments = ["bench", "--model", m.path, "--suite", suite, "--threads", "1", "--repetitions", "1", "--warmup", "0"]
             p.currentDirectoryURL = dir
             p.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-            FileManager.default.createFile(atPath: dir.appendingPathComponent("err\(i)").path, contents: nil)
+            XCTAssertTrue(FileManager.default.createFile(atPath: dir.appendingPathComponent("err\(i)").path, contents: nil))
             p.standardError = FileHandle(forWritingAtPath: dir.appendingPathComponent("err\(i)").path)
             processes.append(p)
         }

@@ -169,8 +169,8 @@ final class SchedulerTests: XCTestCase {
         do {
             _ = try await small.submit(long)
             XCTFail("a job over the budget must be refused")
-        } catch let e as AdmissionError {
-            guard case .exceedsBudget = e else { return XCTFail("\(e)") }
+        } catch {
+            guard case .exceedsBudget = error else { return XCTFail("\(error)") }
         }
     }
 
