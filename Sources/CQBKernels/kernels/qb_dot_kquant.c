@@ -157,6 +157,21 @@ static float q4_K_q8k_avx2(const block_q4_K *w, const qb_q8k *a, int64_t nb) { r
 
 static float q5_K_q8k_avx2(const block_q5_K *w, const qb_q8k *a, int64_t nb) { return k45_q8k_avx2(w, 1, a, nb); }
 
+// The eight signed sub-block scales of an IQ4_XS super-block (iq4xs_scale) as 16-bit values,
+// computed in one vector rather than extracted one by one into memory and read back. Bits
+// 2 ib and 2 ib + 1 of scales_h reach the top of lane ib by a multiply (AVX2 has no variable
+// 16-bit shift; pdep, which the AVX-512 kernel uses, is microcoded on Zen 2).
+static inline __m128i iq4xs_scales16(const block_iq4_xs *b) {
+    uint32_t l;
+    memcpy(&l, b->scales_l, 4);
+    const __m128i m4 = _mm_set1_epi8(0x0F), lv = _mm_cvtsi32_si128((int)l);
+    __m128i low = _mm_unpacklo_epi8(_mm_and_si128(lv, m4), _mm_and_si128(_mm_srli_epi16(lv, 4), m4));
+    __m128i high = _mm_mullo_epi16(_mm_set1_epi16((short)b->scales_h),
+                                   _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1));
+    high = _mm_slli_epi16(_mm_srli_epi16(high, 14), 4);
+    return _mm_sub_epi16(_mm_or_si128(_mm_cvtepu8_epi16(low), high), _mm_set1_epi16(32));
+}
+
 // IQ4_XS: the nibbles index the table through one byte shuffle; the signed values meet the
 // activations in vpmaddubsw through their magnitudes and signs (a pair stays within
 // 2 x 127 x 127), and the eight signed sub-block scales weight the 16-bit sums in vpmaddwd,
@@ -169,9 +184,7 @@ static float iq4_xs_q8k_avx2(const block_iq4_xs *w, const qb_q8k *a, int64_t nb)
     for (int64_t i = 0; i < nb; i++) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
         qb_prefetch_l2(w + i, 3);
-        int16_t sc[8];
-        for (int ib = 0; ib < 8; ib++) sc[ib] = (int16_t)iq4xs_scale(w + i, ib);
-        __m256i sc16 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)sc));
+        __m256i sc16 = _mm256_broadcastsi128_si256(iq4xs_scales16(w + i));
         __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
         for (int ib = 0; ib < 8; ib += 2) {
             __m256i v0 = _mm256_shuffle_epi8(table, nibbles_lo_hi(w[i].qs + 16 * ib));

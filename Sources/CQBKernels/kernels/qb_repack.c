@@ -208,13 +208,12 @@ static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, c
         __m256i l01 = _mm256_and_si256(q01, m4), h01 = _mm256_and_si256(_mm256_srli_epi16(q01, 4), m4);
         __m256i l23 = _mm256_and_si256(q23, m4), h23 = _mm256_and_si256(_mm256_srli_epi16(q23, 4), m4);
         if (five) {
-            uint64_t lo, hi;
-            memcpy(&lo, g + qh, 8);
-            memcpy(&hi, g + qh + 8, 8);
-            l01 = _mm256_or_si256(l01, q5_fifth_bits((uint32_t)lo));
-            l23 = _mm256_or_si256(l23, q5_fifth_bits((uint32_t)(lo >> 32)));
-            h01 = _mm256_or_si256(h01, q5_fifth_bits((uint32_t)hi));
-            h23 = _mm256_or_si256(h23, q5_fifth_bits((uint32_t)(hi >> 32)));
+            // Words 0..3: values 0..15 of rows 0-1, of rows 2-3, values 16..31 of rows 0-1, 2-3.
+            __m256i bits = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(g + qh)));
+            l01 = _mm256_or_si256(l01, q5_fifth_bits_at(bits, 0));
+            l23 = _mm256_or_si256(l23, q5_fifth_bits_at(bits, 1));
+            h01 = _mm256_or_si256(h01, q5_fifth_bits_at(bits, 2));
+            h23 = _mm256_or_si256(h23, q5_fifth_bits_at(bits, 3));
         }
         __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(l01, xlo), _mm256_maddubs_epi16(h01, xhi));
         __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(l23, xlo), _mm256_maddubs_epi16(h23, xhi));

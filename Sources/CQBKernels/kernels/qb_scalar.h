@@ -179,17 +179,26 @@ static inline __m256i nibbles_lo_hi(const uint8_t *p) {
     return _mm256_and_si256(b, _mm256_set1_epi8(0x0F));
 }
 
+// The 32 bits in bytes 4k..4k+3 of each 128-bit lane of `v` (both lanes alike) as
+// q5_fifth_bits gives them. One vector load of a four-row block's fifth bits serves its four
+// 32-bit words this way, where each word took a shift, a move from a general register and a
+// broadcast.
+static inline __m256i q5_fifth_bits_at(__m256i v, const int k) {
+    // Byte j gets byte 4k + j / 8; OR-ing in every bit but bit j % 8 leaves 0xFF only where that bit is set.
+    const __m256i spread = _mm256_add_epi8(_mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0),
+                                           _mm256_set1_epi8((char)(4 * k)));
+    __m256i b = _mm256_shuffle_epi8(v, spread);
+    b = _mm256_or_si256(b, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
+    return _mm256_and_si256(_mm256_cmpeq_epi8(b, _mm256_set1_epi64x(-1)), _mm256_set1_epi8(0x10));
+}
+
 // A Q5_0/Q5_1 block's 32 fifth bits (bit j is value j's, in nibbles_lo_hi's order) as bytes
 // of 16 where set, to OR onto the nibbles.
 static inline __m256i q5_fifth_bits(uint32_t qh) {
 #if defined(QB_AVX512)
     return _mm256_maskz_mov_epi8((__mmask32)qh, _mm256_set1_epi8(0x10));
 #else
-    // Byte j gets byte j / 8 of qh; OR-ing in every bit but bit j % 8 leaves 0xFF only where that bit is set.
-    const __m256i spread = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
-    __m256i b = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), spread);
-    b = _mm256_or_si256(b, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
-    return _mm256_and_si256(_mm256_cmpeq_epi8(b, _mm256_set1_epi64x(-1)), _mm256_set1_epi8(0x10));
+    return q5_fifth_bits_at(_mm256_set1_epi32((int)qh), 0);
 #endif
 }
 
