@@ -68,7 +68,7 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
             for (rows, cols) in [(72, 512), (16, 2048), (4, 64), (20, 96), (8, 32)] {
                 let w = try q40(rows: rows, cols: cols)
                 let groups = rows / 4
-                for n in [1, 3, 8, 11] {
+                for n in [1, 3, 7, 8, 14] {
                     let a = activations(n, cols: cols)
                     let expected = a.reference.map { Reference.q4TileMatvec(w, $0) }
                     let split = groups > 5 ? [0..<5, 5..<6, 6..<groups] : [0..<groups]
