@@ -134,9 +134,9 @@ extension Linear {
     /// samples the same tokens alone or beside others. Each block of weight rows is read
     /// from memory once per step and dotted with all `count` rows while it is in cache:
     /// interleaved Q4_0 on the 16-row tiles (`takesQ4Tiles`, up to 8 rows per pass),
-    /// interleaved Q8_0 (and Q4_0 elsewhere) on the four-row kernel for several rows, the
-    /// other formats (Q4_K's sixteen-row groups included) row by row over blocks of
-    /// `batchUnitBlock` units.
+    /// interleaved Q8_0 (and Q4_0 elsewhere) on the four-row kernel for several rows, Q4_K's
+    /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`), the other formats
+    /// row by row over blocks of `batchUnitBlock` units.
     /// X is `[count][cols]`; Y[i] is `[count][ws[i].rows]`.
     public static func matvecRows(
         _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool,
@@ -150,6 +150,7 @@ extension Linear {
         // Interleaved Q4_0/Q8_0 take the multi-row kernels: each group's blocks are loaded and
         // unpacked once for several activation rows.
         let q8a: [UnsafePointer<qb_q8a>?] = inputs.map(\.q8a)
+        let q8k: [UnsafePointer<qb_q8k>?] = inputs.map(\.q8k)
         let offs: [UnsafePointer<Int32>?] = inputs.map(\.offsets)
         let outRows: [[UnsafeMutablePointer<Float>?]] = zip(ws, ys).map { w, y in (0..<count).map { y + $0 * w.rows } }
         shareUnits(ws, tiles: tiles.allSatisfy { $0 }, pool: pool) { i, lo, hi in
@@ -167,6 +168,15 @@ extension Linear {
                             qb_matvec_repacked_rows(
                                 w.format.ggmlID, w.base, xp, yp, Int64(count), Int64(lo), Int64(hi), Int64(w.cols))
                         }
+                    }
+                }
+                return
+            }
+            if w.layout == .interleaved16 && w.format == .ggml(.q4_K) {
+                q8k.withUnsafeBufferPointer { xs in
+                    outRows[i].withUnsafeBufferPointer { yr in
+                        guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
+                        qb_matvec_q4_k_x16_rows(w.base, xp, yp, Int64(count), Int64(lo), Int64(hi), Int64(w.cols))
                     }
                 }
                 return

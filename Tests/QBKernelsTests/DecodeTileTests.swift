@@ -102,11 +102,15 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
     /// bit, for any batch size and thread count, over a fused mix of formats and layouts.
     func testBatchRowsEqualSingleRows() throws {
         try onEveryKernelSet {
-            let cols = 256
+            let cols = 512
             let q80 = try Quantizer.quantize(randoms(32 * cols), rows: 32, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 1))
             let q50 = try Quantizer.quantize(randoms(12 * cols), rows: 12, cols: cols, to: .ggml(.q5_0), pool: ThreadPool(threads: 1))
             let q41 = try Quantizer.quantize(randoms(8 * cols), rows: 8, cols: cols, to: .ggml(.q4_1), pool: ThreadPool(threads: 1))
             let q51 = try Quantizer.quantize(randoms(12 * cols), rows: 12, cols: cols, to: .ggml(.q5_1), pool: ThreadPool(threads: 1))
+            // Q4_K in sixteen-row groups: three groups of two super-blocks.
+            let q4k = try Quantizer.quantize(randoms(48 * cols), rows: 48, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))
+            let q4k16 = try XCTUnwrap(q4k.interleavedForDecode(pool: ThreadPool(threads: 1)))
+            XCTAssertEqual(q4k16.layout, .interleaved16)
             let ws: [Matrix] = [
                 try q40(rows: 72, cols: cols), try q40(rows: 8, cols: cols),
                 q80.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q80,
@@ -114,8 +118,9 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
                 q41.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q41,
                 q51.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q51,
                 try Quantizer.quantize(randoms(24 * cols), rows: 24, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 1)),
+                q4k16,
             ]
-            for count in [1, 2, 8, 9] {
+            for count in [1, 2, 3, 8, 13] {
                 let x = randoms(count * cols, scale: 3)
                 let alone: [[[Float]]] = (0..<count).map { b in
                     let outs = ws.map { FloatBuffer(count: $0.rows) }

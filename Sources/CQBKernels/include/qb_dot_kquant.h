@@ -9,6 +9,11 @@ void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, in
 // y[16g..16g+15] for row groups [g0, g1) of a Q4_K matrix in the 16-row decode layout of
 // qb_repack.h, against q8k activations.
 void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols);
+// Batched decode: ys[i][16g..16g+15] = the groups [g0, g1) against xs[i] for i < n, each
+// output bitwise what qb_matvec_q4_k_x16 gives for xs[i] alone; each group is loaded and
+// unpacked once for up to eight rows at a time (AVX-512), or read row by row while in cache.
+void qb_matvec_q4_k_x16_rows(const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1,
+                             int64_t cols);
 // One row by the portable C version of qb_matvec_kquant's kernel (for tests).
 float qb_dot_kquant_portable(int32_t type, const void *w, const qb_q8k *x, int64_t cols);
 

@@ -476,6 +476,68 @@ static void q4_K_x16_512(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb
     }
     _mm512_storeu_ps(y, acc);
 }
+
+// Activation rows per pass over a group: eight rows' sums and accumulators beside the
+// sub-block's eight nibble vectors nearly fill the 32 registers. Eight rather than four: the
+// 1B llama's batched step of 8 sequences 101-122 against 131-135 ms, two threads, Intel
+// Emerald Rapids (results/batch-q4k-2026-11-29/).
+enum { QB_Q4K_X16_BATCH = 8 };
+
+// R activation rows (1..QB_Q4K_X16_BATCH) against one group: each row's arithmetic is
+// q4_K_x16_512's (exact int32 sums, then the same float operations in the same order), so
+// its outputs are bitwise that kernel's, while each sub-block's 16 rows are loaded and split
+// into nibbles once for all R. Batched decode ran the one-row kernel R times over a group
+// in cache: the nibble masks, shifts and loads, a third of its vector work, R times over.
+// The minimums' sums (mn_j S_j) are taken after the products, so that only the products'
+// sums are live beside the nibbles.
+static inline __attribute__((always_inline)) void q4_K_x16_512_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
+                                                                    int64_t y0, int64_t nb, const int R) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m0f = _mm512_set1_epi32(0x0F), m30 = _mm512_set1_epi32(0x30);
+    __m512 acc[QB_Q4K_X16_BATCH];
+    for (int k = 0; k < R; k++) acc[k] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
+        __m512i isum[QB_Q4K_X16_BATCH], msum[QB_Q4K_X16_BATCH];
+        for (int k = 0; k < R; k++) isum[k] = msum[k] = _mm512_setzero_si512();
+        const __m512i top = _mm512_loadu_si512((const void *)(g + QB_Q4K_X16_HI));
+        for (int j = 0; j < 8; j++) {
+            x16_prefetch(g, j);
+            const uint8_t *q = g + QB_Q4K_X16_QS + 256 * j;
+            __m512i wl[4], wh[4];
+            for (int t = 0; t < 4; t++) {
+                const __m512i v = _mm512_loadu_si512((const void *)(q + 64 * t));
+                wl[t] = _mm512_and_si512(v, m4);
+                wh[t] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+            }
+            const __m512i lo4 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(g + QB_Q4K_X16_LO + 16 * j)));
+            const __m512i sc = _mm512_ternarylogic_epi32(lo4, _mm512_and_si512(shift_bits(top, 2 * j - 4), m30), m0f, 0xEC);
+            for (int k = 0; k < R; k++) {
+                const int8_t *x = xs[k][i].qs + 32 * j;
+                __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+                for (int t = 0; t < 4; t++) {
+                    lo = _mm512_dpbusd_epi32(lo, wl[t], _mm512_set1_epi32(act4(x + 4 * t)));
+                    hi = _mm512_dpbusd_epi32(hi, wh[t], _mm512_set1_epi32(act4(x + 16 + 4 * t)));
+                }
+                isum[k] = _mm512_add_epi32(isum[k], _mm512_mullo_epi32(_mm512_add_epi32(lo, hi), sc));
+            }
+        }
+        for (int j = 0; j < 8; j++) {
+            const __m512i lo4 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(g + QB_Q4K_X16_LO + 16 * j)));
+            const __m512i mn = _mm512_or_si512(_mm512_srli_epi32(lo4, 4), _mm512_and_si512(_mm512_srli_epi32(top, 12 + 2 * j), m30));
+            for (int k = 0; k < R; k++) {
+                const int32_t S = xs[k][i].s16[2 * j] + xs[k][i].s16[2 * j + 1];
+                msum[k] = _mm512_add_epi32(msum[k], _mm512_mullo_epi32(mn, _mm512_set1_epi32(S)));
+            }
+        }
+        const __m512 dh = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)g));
+        const __m512 mh = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_DMIN)));
+        for (int k = 0; k < R; k++) {
+            const __m512 ad = _mm512_set1_ps(xs[k][i].d);
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[k]), _mm512_mul_ps(dh, ad), acc[k]);
+            acc[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(msum[k]), _mm512_mul_ps(mh, ad), acc[k]);
+        }
+    }
+    for (int k = 0; k < R; k++) _mm512_storeu_ps(ys[k] + y0, acc[k]);
+}
 #elif defined(__AVX2__)
 // Without VNNI: rows 0..7 and 8..15 as two 32-byte halves. A sub-block's eight unsigned x
 // signed byte products per row (vpmaddubsw, pairs) are summed in 16 bits (at most
@@ -520,6 +582,32 @@ static void q4_K_x16_avx2(const uint8_t *g, const qb_q8k *a, float *y, int64_t n
     _mm256_storeu_ps(y + 8, acc[1]);
 }
 #endif
+
+void qb_matvec_q4_k_x16_rows(const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1,
+                             int64_t cols) {
+    const int64_t nb = cols / 256;
+    for (int64_t g = g0; g < g1; g++) {
+        const uint8_t *grp = (const uint8_t *)w + g * nb * QB_Q4K_X16_BYTES;
+        const int64_t y0 = QB_Q4K_X16_ROWS * g;
+#if defined(QB_AVX512)
+        for (int64_t i = 0; i < n; i += QB_Q4K_X16_BATCH) {
+            switch (n - i < QB_Q4K_X16_BATCH ? n - i : QB_Q4K_X16_BATCH) {
+            case 8: q4_K_x16_512_rows(grp, xs + i, ys + i, y0, nb, 8); break;
+            case 7: q4_K_x16_512_rows(grp, xs + i, ys + i, y0, nb, 7); break;
+            case 6: q4_K_x16_512_rows(grp, xs + i, ys + i, y0, nb, 6); break;
+            case 5: q4_K_x16_512_rows(grp, xs + i, ys + i, y0, nb, 5); break;
+            case 4: q4_K_x16_512_rows(grp, xs + i, ys + i, y0, nb, 4); break;
+            case 3: q4_K_x16_512_rows(grp, xs + i, ys + i, y0, nb, 3); break;
+            case 2: q4_K_x16_512_rows(grp, xs + i, ys + i, y0, nb, 2); break;
+            default: q4_K_x16_512_rows(grp, xs + i, ys + i, y0, nb, 1); break;
+            }
+        }
+#else
+        // One row at a time over the group while it is in cache.
+        for (int64_t i = 0; i < n; i++) qb_matvec_q4_k_x16(w, xs[i], ys[i], g, g + 1, cols);
+#endif
+    }
+}
 
 void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
     int64_t nb = cols / 256;

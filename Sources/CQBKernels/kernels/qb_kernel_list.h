@@ -72,6 +72,9 @@
     R(float, dot_kquant_portable, (int32_t type, const void *w, const qb_q8k *x, int64_t cols), (type, w, x, cols))  \
     V(matvec_q4_k_x16, (const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols),           \
       (w, x, y, g0, g1, cols))                                                                                       \
+    V(matvec_q4_k_x16_rows,                                                                                          \
+      (const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t cols),   \
+      (w, xs, ys, n, g0, g1, cols))                                                                                  \
     V(matvec_mlx,                                                                                                    \
       (int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,       \
        const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols),                                             \
