@@ -135,8 +135,9 @@ extension Linear {
     /// from memory once per step and dotted with all `count` rows while it is in cache:
     /// interleaved Q4_0 on the 16-row tiles (`takesQ4Tiles`, up to 8 rows per pass),
     /// interleaved Q8_0 (and Q4_0 elsewhere) on the four-row kernel for several rows, Q4_K's
-    /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`), the other formats
-    /// row by row over blocks of `batchUnitBlock` units.
+    /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`) and MLX's up
+    /// to four (`qb_matvec_mlx_x16_rows`), the other formats row by row over blocks of
+    /// `batchUnitBlock` units.
     /// X is `[count][cols]`; Y[i] is `[count][ws[i].rows]`.
     public static func matvecRows(
         _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool,
@@ -168,6 +169,17 @@ extension Linear {
                             qb_matvec_repacked_rows(
                                 w.format.ggmlID, w.base, xp, yp, Int64(count), Int64(lo), Int64(hi), Int64(w.cols))
                         }
+                    }
+                }
+                return
+            }
+            if w.layout == .interleaved16, case .mlx(let q) = w.format {
+                q8a.withUnsafeBufferPointer { xs in
+                    outRows[i].withUnsafeBufferPointer { yr in
+                        guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
+                        qb_matvec_mlx_x16_rows(
+                            Int32(q.bits), Int64(q.groupSize), q.scaleType.ggmlID, w.base, xp, yp, Int64(count), Int64(lo),
+                            Int64(hi), Int64(w.cols))
                     }
                 }
                 return

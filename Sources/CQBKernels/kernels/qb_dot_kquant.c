@@ -480,7 +480,7 @@ static void q4_K_x16_512(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb
 // Activation rows per pass over a group: eight rows' sums and accumulators beside the
 // sub-block's eight nibble vectors nearly fill the 32 registers. Eight rather than four: the
 // 1B llama's batched step of 8 sequences 101-122 against 131-135 ms, two threads, Intel
-// Emerald Rapids (results/batch-q4k-2026-11-29/).
+// Emerald Rapids (results/batch-x16-2026-11-29/).
 enum { QB_Q4K_X16_BATCH = 8 };
 
 // R activation rows (1..QB_Q4K_X16_BATCH) against one group: each row's arithmetic is

@@ -306,6 +306,69 @@ static inline __attribute__((always_inline)) void mlx_x16_512(int32_t bits, cons
     }
     _mm512_storeu_ps(y, _mm512_add_ps(acc, accb));
 }
+
+// Activation rows per pass over a group: their three accumulators each beside a block's
+// eight weight vectors fit the 32 registers for four.
+enum { MLX_X16_BATCH = 4 };
+
+// R activation rows (1..MLX_X16_BATCH) against one group: each row's arithmetic is
+// mlx_x16_512's, operation for operation, so its outputs are bitwise that kernel's, while
+// each block's 16 rows are loaded (and split into nibbles) once for all R.
+static inline __attribute__((always_inline)) void mlx_x16_512_rows(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                                   const qb_q8a *const *xs, float *const *ys, int64_t y0,
+                                                                   int64_t groups, const int R) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(bits, group, sdtype);
+    __m512 acc[MLX_X16_BATCH], accb[MLX_X16_BATCH];
+    for (int k = 0; k < R; k++) acc[k] = accb[k] = _mm512_setzero_ps();
+    for (int64_t j = 0; j < groups; j++, o += bb) {
+        mlx_x16_prefetch(o, (int)(sz / 2));
+        const uint8_t *q = o + 2 * QB_MLX_X16_ROWS * sz;
+        __m512 t[MLX_X16_BATCH];
+        float asum[MLX_X16_BATCH];
+        for (int k = 0; k < R; k++) t[k] = _mm512_setzero_ps(), asum[k] = 0;
+        for (int64_t s = 0; s < nsub; s++) {
+            const uint8_t *v = q + 64 * bits * s;
+            mlx_x16_prefetch(v, bits);
+            __m512i wl[4], wh[4];
+            for (int c = 0; c < 4; c++) {
+                __m512i w = _mm512_loadu_si512((const void *)(v + 64 * c));
+                wl[c] = bits == 4 ? _mm512_and_si512(w, m4) : w;
+                wh[c] = bits == 4 ? _mm512_and_si512(_mm512_srli_epi16(w, 4), m4) : _mm512_loadu_si512((const void *)(v + 256 + 64 * c));
+            }
+            for (int k = 0; k < R; k++) {
+                const qb_q8a *a = xs[k] + j * nsub + s;
+                __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+                for (int c = 0; c < 4; c++) {
+                    lo = _mm512_dpbusd_epi32(lo, wl[c], _mm512_set1_epi32(act4(a->qs + 4 * c)));
+                    hi = _mm512_dpbusd_epi32(hi, wh[c], _mm512_set1_epi32(act4(a->qs + 16 + 4 * c)));
+                }
+                t[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(lo, hi)), _mm512_set1_ps(a->d), t[k]);
+                asum[k] += a->s;
+            }
+        }
+        const __m512 sc = mlx_x16_scales512(o, sdtype), bi = mlx_x16_scales512(o + QB_MLX_X16_ROWS * sz, sdtype);
+        for (int k = 0; k < R; k++) {
+            acc[k] = _mm512_fmadd_ps(t[k], sc, acc[k]);
+            accb[k] = _mm512_fmadd_ps(bi, _mm512_set1_ps(asum[k]), accb[k]);
+        }
+    }
+    for (int k = 0; k < R; k++) _mm512_storeu_ps(ys[k] + y0, _mm512_add_ps(acc[k], accb[k]));
+}
+
+// Rows [i, n) of a batch, MLX_X16_BATCH at a time, against the group at `o`.
+static inline __attribute__((always_inline)) void mlx_x16_512_batch(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                                    const qb_q8a *const *xs, float *const *ys, int64_t y0,
+                                                                    int64_t groups, int64_t n) {
+    for (int64_t i = 0; i < n; i += MLX_X16_BATCH) {
+        switch (n - i < MLX_X16_BATCH ? n - i : MLX_X16_BATCH) {
+        case 4: mlx_x16_512_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 4); break;
+        case 3: mlx_x16_512_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 3); break;
+        case 2: mlx_x16_512_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 2); break;
+        default: mlx_x16_512_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 1); break;
+        }
+    }
+}
 #elif defined(__AVX2__)
 // Rows 8h..8h+7's scales (or biases) widened to f32.
 static inline __m256 mlx_x16_scales256(const uint8_t *p, int32_t dtype, int h) {
@@ -401,6 +464,21 @@ void qb_matvec_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *
         else mlx_x16_avx2(4, o, group, sdtype, x, out, groups);
 #else
         mlx_x16(bits, o, group, sdtype, x, out, groups);
+#endif
+    }
+}
+
+void qb_matvec_mlx_x16_rows(int32_t bits, int64_t group, int32_t sdtype, const void *w, const qb_q8a *const *xs,
+                            float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t cols) {
+    int64_t groups = cols / group, bytes = groups * qb_mlx_x16_block_bytes(bits, group, sdtype);
+    for (int64_t g = g0; g < g1; g++) {
+#if defined(QB_AVX512)
+        const uint8_t *o = (const uint8_t *)w + g * bytes;
+        if (bits == 8) mlx_x16_512_batch(8, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
+        else mlx_x16_512_batch(4, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
+#else
+        // One row at a time over the group while it is in cache.
+        for (int64_t i = 0; i < n; i++) qb_matvec_mlx_x16(bits, group, sdtype, w, xs[i], ys[i], g, g + 1, cols);
 #endif
     }
 }

@@ -36,6 +36,7 @@
 #define qb_matvec_q4_k_x16_rows QB_ISA_NAME(matvec_q4_k_x16_rows)
 #define qb_matvec_mlx QB_ISA_NAME(matvec_mlx)
 #define qb_matvec_mlx_x16 QB_ISA_NAME(matvec_mlx_x16)
+#define qb_matvec_mlx_x16_rows QB_ISA_NAME(matvec_mlx_x16_rows)
 #define qb_block_size QB_ISA_NAME(block_size)
 #define qb_block_bytes QB_ISA_NAME(block_bytes)
 #define qb_dequantize_row QB_ISA_NAME(dequantize_row)

@@ -83,6 +83,10 @@
       (int32_t bits, int64_t group, int32_t sdtype, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1,  \
        int64_t cols),                                                                                                \
       (bits, group, sdtype, w, x, y, g0, g1, cols))                                                                  \
+    V(matvec_mlx_x16_rows,                                                                                           \
+      (int32_t bits, int64_t group, int32_t sdtype, const void *w, const qb_q8a *const *xs, float *const *ys,        \
+       int64_t n, int64_t g0, int64_t g1, int64_t cols),                                                             \
+      (bits, group, sdtype, w, xs, ys, n, g0, g1, cols))                                                             \
     /* qb_formats.h */                                                                                               \
     R(int64_t, block_size, (int32_t type), (type))                                                                   \
     R(int64_t, block_bytes, (int32_t type), (type))                                                                  \
