@@ -148,8 +148,8 @@ extension Linear {
         let inputs = QuantizedInput.rows(ws, x, cols: cols, count: count, pool: pool)
         let tiles = ws.map { kernel == .best && takesQ4Tiles($0) }
         let block = batchUnitBlock
-        // Interleaved Q4_0/Q8_0 take the multi-row kernels: each group's blocks are loaded and
-        // unpacked once for several activation rows.
+        // Interleaved Q4_0/Q8_0 and the sixteen-row groups of Q4_K and MLX take the multi-row
+        // kernels: each group's blocks are loaded and unpacked once for several activation rows.
         let q8a: [UnsafePointer<qb_q8a>?] = inputs.map(\.q8a)
         let q8k: [UnsafePointer<qb_q8k>?] = inputs.map(\.q8k)
         let offs: [UnsafePointer<Int32>?] = inputs.map(\.offsets)
