@@ -136,8 +136,9 @@ extension Linear {
     /// interleaved Q4_0 on the 16-row tiles (`takesQ4Tiles`, up to 8 rows per pass),
     /// interleaved Q8_0 (and Q4_0 elsewhere) on the four-row kernel for several rows, Q4_K's
     /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`) and MLX's up
-    /// to four (`qb_matvec_mlx_x16_rows`), the other formats row by row over blocks of
-    /// `batchUnitBlock` units.
+    /// to four (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each
+    /// row against every activation row (`qb_matvec_kquant_rows`: Q6_K's values assembled
+    /// once for four), the other formats row by row over blocks of `batchUnitBlock` units.
     /// X is `[count][cols]`; Y[i] is `[count][ws[i].rows]`.
     public static func matvecRows(
         _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool,
@@ -189,6 +190,15 @@ extension Linear {
                     outRows[i].withUnsafeBufferPointer { yr in
                         guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
                         qb_matvec_q4_k_x16_rows(w.base, xp, yp, Int64(count), Int64(lo), Int64(hi), Int64(w.cols))
+                    }
+                }
+                return
+            }
+            if w.layout == .rows, case .ggml(let t) = w.format, t.activationBlock == 256 {
+                q8k.withUnsafeBufferPointer { xs in
+                    outRows[i].withUnsafeBufferPointer { yr in
+                        guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
+                        qb_matvec_kquant_rows(t.rawValue, w.base, xp, yp, Int64(count), Int64(lo), Int64(hi), Int64(w.cols))
                     }
                 }
                 return

@@ -135,6 +135,31 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         XCTAssertEqual(mcopy.toFloats(), m.toFloats())
     }
 
+    /// Batched decode of the super-block formats in plain rows: each activation row's outputs
+    /// bit for bit those of `matvec` alone, for batches that take Q6_K's four-row passes
+    /// whole and in part, at any thread count.
+    func testKQuantBatchRowsEqualSingleRows() {
+        onEveryKernelSet {
+            let rows = 20, cols = 512
+            for t in [GGMLType.q4_K, .q5_K, .q6_K, .iq4_xs] {
+                let w = randomBlocks(t, rows: rows, cols: cols)
+                for count in [2, 7] {
+                    let x = randoms(count * cols, scale: 4)
+                    for threads in [1, 2] {
+                        var batched = [Float](repeating: .nan, count: count * rows)
+                        Linear.matvecRows(w, x, &batched, count: count, pool: ThreadPool(threads: threads))
+                        for b in 0..<count {
+                            XCTAssertEqual(
+                                Array(batched[(b * rows)..<((b + 1) * rows)]),
+                                matvec(w, Array(x[(b * cols)..<((b + 1) * cols)]), threads: 1),
+                                "\(t.name): row \(b) of \(count), \(threads) threads")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Decode of the super-block formats (Q4_K, Q5_K, Q6_K, IQ4_XS) against activations
     /// quantized per 256 (q8k): the AVX2 and AVX-512 rows equal the portable C rows, and the
     /// activations are what the reference quantizer makes.

@@ -372,6 +372,54 @@ static float q6_K_q8k_512(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     }
     return _mm512_reduce_add_ps(acc) - 32.0f * hsum_ps(accc);
 }
+
+// Activation rows per pass over a Q6_K row in batched decode: each row's two accumulators
+// beside a super-block's four unpacked value vectors and four scale vectors.
+enum { Q6K_BATCH = 4 };
+
+// R activation rows (1..Q6K_BATCH) against one Q6_K row: each activation row's arithmetic is
+// q6_K_q8k_512's, operation for operation, so its result is bitwise that kernel's, while each
+// super-block's six-bit values are assembled and its scales spread once for all R.
+static inline __attribute__((always_inline)) void q6_K_q8k_512_rows(const block_q6_K *w, const qb_q8k *const *xs, float *out,
+                                                                    int64_t nb, const int R) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m3 = _mm512_set1_epi8(0x03);
+    const __m512i pick[4] = {pick_scales(0), pick_scales(4), pick_scales(8), pick_scales(12)};
+    __m512 acc[Q6K_BATCH];
+    __m256 accc[Q6K_BATCH];
+    for (int k = 0; k < R; k++) acc[k] = _mm512_setzero_ps(), accc[k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 4);
+        __m256i sc256 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
+        __m512i sc16 = _mm512_castsi256_si512(sc256);
+        __m512i qlo[2], qhi[2], sp[4];
+        for (int n = 0; n < 2; n++) {
+            __m512i ql = _mm512_loadu_si512((const void *)(w[i].ql + 64 * n));
+            __m256i h = _mm256_loadu_si256((const __m256i *)(w[i].qh + 32 * n));
+            __m512i hl = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+            __m512i hh = _mm512_srli_epi16(hl, 4);
+            qlo[n] = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(_mm512_and_si512(hl, m3), 4));
+            qhi[n] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_slli_epi16(_mm512_and_si512(hh, m3), 4));
+            sp[2 * n] = _mm512_permutexvar_epi16(pick[2 * n], sc16);
+            sp[2 * n + 1] = _mm512_permutexvar_epi16(pick[2 * n + 1], sc16);
+        }
+        const float wd = h2f(w[i].d);
+        for (int k = 0; k < R; k++) {
+            const qb_q8k *a = xs[k] + i;
+            __m256i corr = _mm256_madd_epi16(sc256, _mm256_loadu_si256((const __m256i *)a->s16));
+            __m512i is[2];
+            for (int n = 0; n < 2; n++) {
+                __m512i p0 = _mm512_maddubs_epi16(qlo[n], _mm512_loadu_si512((const void *)(a->qs + 128 * n)));
+                __m512i p1 = _mm512_maddubs_epi16(qhi[n], _mm512_loadu_si512((const void *)(a->qs + 128 * n + 64)));
+                is[n] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, sp[2 * n]), p1, sp[2 * n + 1]);
+            }
+            float dd = wd * a->d;
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(dd), acc[k]);
+            accc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(corr), _mm256_set1_ps(dd), accc[k]);
+        }
+    }
+    for (int k = 0; k < R; k++) out[k] = _mm512_reduce_add_ps(acc[k]) - 32.0f * hsum_ps(accc[k]);
+}
 #endif
 
 // ---------------------------------------------------------------------------------------
@@ -654,6 +702,32 @@ static inline float kquant_row(int32_t type, const void *row, const qb_q8k *x, i
 void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
     int64_t nb = cols / 256, row_bytes = nb * qb_block_bytes(type);
     for (int64_t r = r0; r < r1; r++) y[r] = kquant_row(type, (const uint8_t *)w + r * row_bytes, x, nb, 0);
+}
+
+void qb_matvec_kquant_rows(int32_t type, const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t r0,
+                           int64_t r1, int64_t cols) {
+    int64_t nb = cols / 256, row_bytes = nb * qb_block_bytes(type);
+    for (int64_t r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)w + r * row_bytes;
+#if defined(QB_AVX512)
+        if (type == QB_Q6_K) {
+            for (int64_t i = 0; i < n; i += Q6K_BATCH) {
+                float out[Q6K_BATCH];
+                const int m = n - i < Q6K_BATCH ? (int)(n - i) : Q6K_BATCH;
+                switch (m) {
+                case 4: q6_K_q8k_512_rows((const block_q6_K *)row, xs + i, out, nb, 4); break;
+                case 3: q6_K_q8k_512_rows((const block_q6_K *)row, xs + i, out, nb, 3); break;
+                case 2: q6_K_q8k_512_rows((const block_q6_K *)row, xs + i, out, nb, 2); break;
+                default: q6_K_q8k_512_rows((const block_q6_K *)row, xs + i, out, nb, 1); break;
+                }
+                for (int k = 0; k < m; k++) ys[i + k][r] = out[k];
+            }
+            continue;
+        }
+#endif
+        // One activation row at a time over the row while it is in cache.
+        for (int64_t i = 0; i < n; i++) ys[i][r] = kquant_row(type, row, xs[i], nb, 0);
+    }
 }
 
 float qb_dot_kquant_portable(int32_t type, const void *w, const qb_q8k *x, int64_t cols) {

@@ -31,6 +31,7 @@
 #define qb_axpy_f32 QB_ISA_NAME(axpy_f32)
 #define qb_matvec_ggml QB_ISA_NAME(matvec_ggml)
 #define qb_matvec_kquant QB_ISA_NAME(matvec_kquant)
+#define qb_matvec_kquant_rows QB_ISA_NAME(matvec_kquant_rows)
 #define qb_dot_kquant_portable QB_ISA_NAME(dot_kquant_portable)
 #define qb_matvec_q4_k_x16 QB_ISA_NAME(matvec_q4_k_x16)
 #define qb_matvec_q4_k_x16_rows QB_ISA_NAME(matvec_q4_k_x16_rows)

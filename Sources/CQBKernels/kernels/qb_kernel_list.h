@@ -69,6 +69,10 @@
       (type, w, x, y, r0, r1, cols))                                                                                 \
     V(matvec_kquant, (int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols), \
       (type, w, x, y, r0, r1, cols))                                                                                 \
+    V(matvec_kquant_rows,                                                                                            \
+      (int32_t type, const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t r0, int64_t r1,    \
+       int64_t cols),                                                                                                \
+      (type, w, xs, ys, n, r0, r1, cols))                                                                            \
     R(float, dot_kquant_portable, (int32_t type, const void *w, const qb_q8k *x, int64_t cols), (type, w, x, cols))  \
     V(matvec_q4_k_x16, (const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols),           \
       (w, x, y, g0, g1, cols))                                                                                       \
