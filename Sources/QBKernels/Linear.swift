@@ -156,55 +156,45 @@ extension Linear {
         let offs: [UnsafePointer<Int32>?] = inputs.map(\.offsets)
         let outRows: [[UnsafeMutablePointer<Float>?]] = zip(ws, ys).map { w, y in (0..<count).map { y + $0 * w.rows } }
         shareUnits(ws, tiles: tiles.allSatisfy { $0 }, pool: pool) { i, lo, hi in
-            let w = ws[i]
-            if w.layout == .interleaved4 {
-                q8a.withUnsafeBufferPointer { xs in
-                    outRows[i].withUnsafeBufferPointer { yr in
-                        guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
-                        if tiles[i] {
-                            offs.withUnsafeBufferPointer { o in
-                                guard let op = o.baseAddress else { return }
-                                q4Tiles(w, xp, op, yp, count: count, lo, hi)
-                            }
-                        } else {
-                            qb_matvec_repacked_rows(
-                                w.format.ggmlID, w.base, xp, yp, Int64(count), Int64(lo), Int64(hi), Int64(w.cols))
+            let w = ws[i], n = Int64(count), g0 = Int64(lo), g1 = Int64(hi), cols = Int64(w.cols)
+            switch (w.layout, w.format) {
+            case (.interleaved4, _):
+                withBatch(q8a, outRows[i]) { xp, yp in
+                    if tiles[i] {
+                        offs.withUnsafeBufferPointer { o in
+                            guard let op = o.baseAddress else { return }
+                            q4Tiles(w, xp, op, yp, count: count, lo, hi)
                         }
+                    } else {
+                        qb_matvec_repacked_rows(w.format.ggmlID, w.base, xp, yp, n, g0, g1, cols)
                     }
                 }
-                return
-            }
-            if w.layout == .interleaved16, case .mlx(let q) = w.format {
-                q8a.withUnsafeBufferPointer { xs in
-                    outRows[i].withUnsafeBufferPointer { yr in
-                        guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
-                        qb_matvec_mlx_x16_rows(
-                            Int32(q.bits), Int64(q.groupSize), q.scaleType.ggmlID, w.base, xp, yp, Int64(count), Int64(lo),
-                            Int64(hi), Int64(w.cols))
-                    }
+            case (.interleaved16, .mlx(let q)):
+                withBatch(q8a, outRows[i]) { xp, yp in
+                    qb_matvec_mlx_x16_rows(Int32(q.bits), Int64(q.groupSize), q.scaleType.ggmlID, w.base, xp, yp, n, g0, g1, cols)
                 }
-                return
-            }
-            if w.layout == .interleaved16 && w.format == .ggml(.q4_K) {
-                q8k.withUnsafeBufferPointer { xs in
-                    outRows[i].withUnsafeBufferPointer { yr in
-                        guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
-                        qb_matvec_q4_k_x16_rows(w.base, xp, yp, Int64(count), Int64(lo), Int64(hi), Int64(w.cols))
-                    }
+            case (.interleaved16, .ggml(.q4_K)):
+                withBatch(q8k, outRows[i]) { xp, yp in qb_matvec_q4_k_x16_rows(w.base, xp, yp, n, g0, g1, cols) }
+            case (.rows, .ggml(let t)) where t.activationBlock == 256:
+                withBatch(q8k, outRows[i]) { xp, yp in qb_matvec_kquant_rows(t.rawValue, w.base, xp, yp, n, g0, g1, cols) }
+            default:
+                for b0 in stride(from: lo, to: hi, by: block) {
+                    for b in 0..<count { rows(w, inputs[b], ys[i] + b * w.rows, b0, min(hi, b0 + block)) }
                 }
-                return
             }
-            if w.layout == .rows, case .ggml(let t) = w.format, t.activationBlock == 256 {
-                q8k.withUnsafeBufferPointer { xs in
-                    outRows[i].withUnsafeBufferPointer { yr in
-                        guard let xp = xs.baseAddress, let yp = yr.baseAddress else { return }
-                        qb_matvec_kquant_rows(t.rawValue, w.base, xp, yp, Int64(count), Int64(lo), Int64(hi), Int64(w.cols))
-                    }
-                }
-                return
-            }
-            for b0 in stride(from: lo, to: hi, by: block) {
-                for b in 0..<count { rows(w, inputs[b], ys[i] + b * w.rows, b0, min(hi, b0 + block)) }
+        }
+    }
+
+    /// `body` with the base addresses of a batch's per-row activation and output pointers,
+    /// as the C multi-row kernels take them.
+    private static func withBatch<X>(
+        _ xs: [UnsafePointer<X>?], _ ys: [UnsafeMutablePointer<Float>?],
+        _ body: (UnsafePointer<UnsafePointer<X>?>, UnsafePointer<UnsafeMutablePointer<Float>?>) -> Void
+    ) {
+        xs.withUnsafeBufferPointer { x in
+            ys.withUnsafeBufferPointer { y in
+                guard let xp = x.baseAddress, let yp = y.baseAddress else { return }
+                body(xp, yp)
             }
         }
     }
