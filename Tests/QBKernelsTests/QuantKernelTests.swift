@@ -456,6 +456,10 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             // 12 blocks keep the largest sums (12 x 255 x 127 x 32) below 2^24.
             for cols in [384, 96] {
                 var cases: [(String, Matrix)] = [GGMLType.q4_0, .q5_0, .q5_1, .q8_0].map { ("\($0) \(cols)", extremeBlocks($0, rows: rows, cols: cols)) }
+                // The four-row decode layout, as a model's matrices reach prefill (its own packer).
+                for t in [GGMLType.q4_0, .q8_0] {
+                    cases.append(("\(t) interleaved \(cols)", extremeBlocks(t, rows: rows, cols: cols).interleavedForDecode(pool: ThreadPool(threads: 1))!))
+                }
                 cases.append(("MLX 8-bit g32 \(cols)", extremeMLX8(rows: rows, cols: cols, group: 32)))
                 if cols % 64 == 0 { cases.append(("MLX 8-bit g64 \(cols)", extremeMLX8(rows: rows, cols: cols, group: 64))) }
                 for (name, w) in cases {

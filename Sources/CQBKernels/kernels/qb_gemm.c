@@ -204,6 +204,76 @@ static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t ty
     }
 }
 
+// Q4_0, Q4_1 and Q8_0 in the four-row layout, all 16 rows of a block at once: D and M
+// from the four groups' f16 scales (minimums) in two conversions; the values without
+// unpacking each row: with row i of the tile's groups 2h and 2h + 1 in the two lanes of one
+// vector (16 bytes each), two rounds of in-lane unpacks turn four such vectors into the
+// rows' dwords 0..3 for rows 8h..8h + 7, which are the tile's steps (16-bit tiles: words
+// widened by an unpack against zero). pack_ggml_vec (each row's 32 values unpacked, scales
+// one by one, then dword transposes) took 150-230 cycles per block on an Intel Xeon core, a
+// tenth of a 128-token prefill's products on AVX-512 (results/pack-x4-2026-11-29/).
+static inline __attribute__((always_inline)) void pack_x4_vec(const int32_t type, const void *w, int64_t r0, int64_t cols,
+                                                              uint8_t *tile) {
+    const int32_t bits = type == QB_Q8_0 ? 8 : 4;
+    const int64_t nb = cols / 32, gb = qb_x4_bytes(type), qs = qb_x4_qs(type), qb = qb_q32_quant_bytes(type);
+    const int64_t bb = qb_gemm_tile_block_bytes(bits), wide = bits == 8 && QB_TILE_16BIT_8;
+    const uint8_t *g0 = (const uint8_t *)w + (r0 / 4) * nb * gb;
+    const __m256i m4 = _mm256_set1_epi8(0x0F), flip = _mm256_set1_epi8((char)0x80), zero = _mm256_setzero_si256();
+    const __m256 k = _mm256_set1_ps(offset_m(type, 1.0f));
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *g[4];
+        for (int j = 0; j < 4; j++) {
+            g[j] = g0 + (j * nb + b) * gb;
+            _mm_prefetch((const char *)g[j] + 8 * gb, _MM_HINT_T0);
+        }
+        uint8_t *blk = tile + b * bb;
+        for (int h = 0; h < 2; h++) {
+            __m128i dh = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)g[2 * h]), _mm_loadl_epi64((const __m128i *)g[2 * h + 1]));
+            __m256 d = _mm256_cvtph_ps(dh), m;
+            if (type == QB_Q4_1)
+                m = _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(g[2 * h] + QB_X4_MIN)),
+                                                       _mm_loadl_epi64((const __m128i *)(g[2 * h + 1] + QB_X4_MIN))));
+            else m = _mm256_mul_ps(d, k);
+            _mm256_storeu_ps((float *)(blk + 32 * h), d);
+            _mm256_storeu_ps((float *)(blk + 64 + 32 * h), m);
+            for (int v = 0; v < bits / 4; v++) {  // 16-byte quarters (Q8_0: halves) of the rows' values
+                __m256i R[4];
+                for (int i = 0; i < 4; i++) {
+                    R[i] = _mm256_inserti128_si256(
+                        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(g[2 * h] + qs + qb * i + 16 * v))),
+                        _mm_loadu_si128((const __m128i *)(g[2 * h + 1] + qs + qb * i + 16 * v)), 1);
+                    if (bits == 8) R[i] = _mm256_xor_si256(R[i], flip);
+                }
+                if (wide) {  // words 2j, 2j + 1 of each row: steps 8v + 2j, 8v + 2j + 1
+                    __m256i a = _mm256_unpacklo_epi16(R[0], R[1]), c = _mm256_unpacklo_epi16(R[2], R[3]);
+                    __m256i e = _mm256_unpackhi_epi16(R[0], R[1]), f = _mm256_unpackhi_epi16(R[2], R[3]);
+                    __m256i X[4] = {_mm256_unpacklo_epi32(a, c), _mm256_unpackhi_epi32(a, c), _mm256_unpacklo_epi32(e, f),
+                                    _mm256_unpackhi_epi32(e, f)};
+                    uint8_t *out = blk + 128 + 32 * h;
+                    for (int j = 0; j < 4; j++) {
+                        _mm256_storeu_si256((__m256i *)(out + 64 * (8 * v + 2 * j)), _mm256_unpacklo_epi8(X[j], zero));
+                        _mm256_storeu_si256((__m256i *)(out + 64 * (8 * v + 2 * j + 1)), _mm256_unpackhi_epi8(X[j], zero));
+                    }
+                    continue;
+                }
+                __m256i t0 = _mm256_unpacklo_epi32(R[0], R[1]), t1 = _mm256_unpackhi_epi32(R[0], R[1]);
+                __m256i t2 = _mm256_unpacklo_epi32(R[2], R[3]), t3 = _mm256_unpackhi_epi32(R[2], R[3]);
+                __m256i S[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2), _mm256_unpacklo_epi64(t1, t3),
+                                _mm256_unpackhi_epi64(t1, t3)};
+                uint8_t *out = blk + 128 + 32 * h;
+                for (int j = 0; j < 4; j++) {
+                    if (bits == 8) {  // dwords 4v + j
+                        _mm256_storeu_si256((__m256i *)(out + 64 * (4 * v + j)), S[j]);
+                        continue;
+                    }
+                    _mm256_storeu_si256((__m256i *)(out + 64 * j), _mm256_and_si256(S[j], m4));
+                    _mm256_storeu_si256((__m256i *)(out + 64 * (4 + j)), _mm256_and_si256(_mm256_srli_epi16(S[j], 4), m4));
+                }
+            }
+        }
+    }
+}
+
 // MLX 4- and 8-bit rows, two blocks at a time.
 static void pack_mlx_vec(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases,
                          int32_t sdtype, int64_t r0, int64_t cols, uint8_t *tile) {
@@ -304,6 +374,11 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
 #if defined(__AVX2__)
     if (type == QB_Q4_K) return pack_k_vec(0, w, r0, cols, tile);
     if (type == QB_Q5_K) return pack_k_vec(1, w, r0, cols, tile);
+    if (interleaved) switch (type) {
+        case QB_Q4_0: return pack_x4_vec(QB_Q4_0, w, r0, cols, tile);
+        case QB_Q4_1: return pack_x4_vec(QB_Q4_1, w, r0, cols, tile);
+        case QB_Q8_0: return pack_x4_vec(QB_Q8_0, w, r0, cols, tile);
+        }
     switch (type) {
     case QB_Q4_0: return pack_ggml_vec(QB_Q4_0, interleaved, w, r0, cols, tile);
     case QB_Q4_1: return pack_ggml_vec(QB_Q4_1, interleaved, w, r0, cols, tile);
