@@ -457,7 +457,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             for cols in [384, 96] {
                 var cases: [(String, Matrix)] = [GGMLType.q4_0, .q5_0, .q5_1, .q8_0].map { ("\($0) \(cols)", extremeBlocks($0, rows: rows, cols: cols)) }
                 // The four-row decode layout, as a model's matrices reach prefill (its own packer).
-                for t in [GGMLType.q4_0, .q8_0] {
+                for t in [GGMLType.q4_0, .q5_0, .q5_1, .q8_0] {
                     cases.append(("\(t) interleaved \(cols)", extremeBlocks(t, rows: rows, cols: cols).interleavedForDecode(pool: ThreadPool(threads: 1))!))
                 }
                 cases.append(("MLX 8-bit g32 \(cols)", extremeMLX8(rows: rows, cols: cols, group: 32)))

@@ -204,17 +204,18 @@ static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t ty
     }
 }
 
-// Q4_0, Q4_1 and Q8_0 in the four-row layout, all 16 rows of a block at once: D and M
-// from the four groups' f16 scales (minimums) in two conversions; the values without
+// Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 in the four-row layout, all 16 rows of a block at once: D
+// and M from the four groups' f16 scales (minimums) in two conversions; the values without
 // unpacking each row: with row i of the tile's groups 2h and 2h + 1 in the two lanes of one
 // vector (16 bytes each), two rounds of in-lane unpacks turn four such vectors into the
 // rows' dwords 0..3 for rows 8h..8h + 7, which are the tile's steps (16-bit tiles: words
-// widened by an unpack against zero). pack_ggml_vec (each row's 32 values unpacked, scales
+// widened by an unpack against zero; Q5's fifth bits per step as q5_fifth_bits_at spreads
+// them, from the rows' 16-bit masks). pack_ggml_vec (each row's 32 values unpacked, scales
 // one by one, then dword transposes) took 150-230 cycles per block on an Intel Xeon core, a
 // tenth of a 128-token prefill's products on AVX-512 (results/pack-x4-2026-11-29/).
 static inline __attribute__((always_inline)) void pack_x4_vec(const int32_t type, const void *w, int64_t r0, int64_t cols,
                                                               uint8_t *tile) {
-    const int32_t bits = type == QB_Q8_0 ? 8 : 4;
+    const int32_t bits = type == QB_Q8_0 ? 8 : qb_q32_has_fifth(type) ? 5 : 4;
     const int64_t nb = cols / 32, gb = qb_x4_bytes(type), qs = qb_x4_qs(type), qb = qb_q32_quant_bytes(type);
     const int64_t bb = qb_gemm_tile_block_bytes(bits), wide = bits == 8 && QB_TILE_16BIT_8;
     const uint8_t *g0 = (const uint8_t *)w + (r0 / 4) * nb * gb;
@@ -230,7 +231,7 @@ static inline __attribute__((always_inline)) void pack_x4_vec(const int32_t type
         for (int h = 0; h < 2; h++) {
             __m128i dh = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)g[2 * h]), _mm_loadl_epi64((const __m128i *)g[2 * h + 1]));
             __m256 d = _mm256_cvtph_ps(dh), m;
-            if (type == QB_Q4_1)
+            if (qb_q32_has_min(type))
                 m = _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(g[2 * h] + QB_X4_MIN)),
                                                        _mm_loadl_epi64((const __m128i *)(g[2 * h + 1] + QB_X4_MIN))));
             else m = _mm256_mul_ps(d, k);
@@ -261,13 +262,33 @@ static inline __attribute__((always_inline)) void pack_x4_vec(const int32_t type
                 __m256i S[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2), _mm256_unpacklo_epi64(t1, t3),
                                 _mm256_unpackhi_epi64(t1, t3)};
                 uint8_t *out = blk + 128 + 32 * h;
+                // Q5: the rows' masks of values 0..15 and 16..31 (bit i is value i's or 16 + i's), a dword a row.
+                __m256i qlo = zero, qhi = zero;
+                if (bits == 5) {
+                    const uint8_t *a = g[2 * h] + qb_x4_qh(type), *c = g[2 * h + 1] + qb_x4_qh(type);
+                    qlo = _mm256_cvtepu16_epi32(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)a), _mm_loadl_epi64((const __m128i *)c)));
+                    qhi = _mm256_cvtepu16_epi32(
+                        _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(a + 8)), _mm_loadl_epi64((const __m128i *)(c + 8))));
+                }
                 for (int j = 0; j < 4; j++) {
                     if (bits == 8) {  // dwords 4v + j
                         _mm256_storeu_si256((__m256i *)(out + 64 * (4 * v + j)), S[j]);
                         continue;
                     }
-                    _mm256_storeu_si256((__m256i *)(out + 64 * j), _mm256_and_si256(S[j], m4));
-                    _mm256_storeu_si256((__m256i *)(out + 64 * (4 + j)), _mm256_and_si256(_mm256_srli_epi16(S[j], 4), m4));
+                    __m256i lo = _mm256_and_si256(S[j], m4), hi = _mm256_and_si256(_mm256_srli_epi16(S[j], 4), m4);
+                    if (bits == 5) {  // values 4j + k (and 16 + 4j + k): bit 4(j % 2) + k of byte j / 2 of the masks
+                        const __m256i at = _mm256_add_epi8(
+                            _mm256_setr_epi32(0, 0x04040404, 0x08080808, 0x0C0C0C0C, 0, 0x04040404, 0x08080808, 0x0C0C0C0C),
+                            _mm256_set1_epi8((char)(j / 2)));
+                        const __m256i others = _mm256_set1_epi32(j % 2 ? 0x7FBFDFEF : (int)0xF7FBFDFE), ones = _mm256_set1_epi8(-1);
+                        const __m256i sixteen = _mm256_set1_epi8(0x10);
+                        lo = _mm256_or_si256(
+                            lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(_mm256_shuffle_epi8(qlo, at), others), ones), sixteen));
+                        hi = _mm256_or_si256(
+                            hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(_mm256_shuffle_epi8(qhi, at), others), ones), sixteen));
+                    }
+                    _mm256_storeu_si256((__m256i *)(out + 64 * j), lo);
+                    _mm256_storeu_si256((__m256i *)(out + 64 * (4 + j)), hi);
                 }
             }
         }
@@ -377,6 +398,8 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
     if (interleaved) switch (type) {
         case QB_Q4_0: return pack_x4_vec(QB_Q4_0, w, r0, cols, tile);
         case QB_Q4_1: return pack_x4_vec(QB_Q4_1, w, r0, cols, tile);
+        case QB_Q5_0: return pack_x4_vec(QB_Q5_0, w, r0, cols, tile);
+        case QB_Q5_1: return pack_x4_vec(QB_Q5_1, w, r0, cols, tile);
         case QB_Q8_0: return pack_x4_vec(QB_Q8_0, w, r0, cols, tile);
         }
     switch (type) {
