@@ -171,11 +171,11 @@ static inline void put_value_blocks16(uint8_t *tile, int32_t bits, int64_t b, __
     put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, b, v, both);
 }
 
-// Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (plain or four-row interleaved) and IQ4_XS, two blocks at a
-// time. `type` is a constant (qb_pack_tile_ggml's switch): a block's fields are read without a
-// branch on the type per row and block.
-static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t type, int32_t interleaved, const void *w,
-                                                                int64_t r0, int64_t cols, uint8_t *tile) {
+// Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 in plain rows (their four-row layout: pack_x4_vec) and
+// IQ4_XS, two blocks at a time. `type` is a constant (qb_pack_tile_ggml's switch): a block's
+// fields are read without a branch on the type per row and block.
+static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t type, const void *w, int64_t r0, int64_t cols,
+                                                                uint8_t *tile) {
     const int32_t bits = type == QB_Q8_0 || type == QB_IQ4_XS ? 8 : type == QB_Q4_0 || type == QB_Q4_1 ? 4 : 5;
     int64_t nb = cols / 32, bb = qb_gemm_tile_block_bytes(bits);
     // IQ4_XS's values + 128, indexed by its nibbles through one byte shuffle.
@@ -194,7 +194,7 @@ static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t ty
                     continue;
                 }
                 uint32_t qh;
-                const uint8_t *qs = q32_block(type, interleaved, w, r0 + r, b + k, nb, &d, &m, &qh);
+                const uint8_t *qs = q32_block(type, 0, w, r0 + r, b + k, nb, &d, &m, &qh);
                 put_scale(tile, bb, b + k, r, d, m);
                 if (type == QB_Q8_0) v[k][r] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)qs), _mm256_set1_epi8((char)0x80));
                 else if (bits == 5) v[k][r] = _mm256_or_si256(nibbles_lo_hi(qs), q5_fifth_bits(qh));  // 16 where bit j is set
@@ -403,12 +403,12 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
         case QB_Q8_0: return pack_x4_vec(QB_Q8_0, w, r0, cols, tile);
         }
     switch (type) {
-    case QB_Q4_0: return pack_ggml_vec(QB_Q4_0, interleaved, w, r0, cols, tile);
-    case QB_Q4_1: return pack_ggml_vec(QB_Q4_1, interleaved, w, r0, cols, tile);
-    case QB_Q5_0: return pack_ggml_vec(QB_Q5_0, interleaved, w, r0, cols, tile);
-    case QB_Q5_1: return pack_ggml_vec(QB_Q5_1, interleaved, w, r0, cols, tile);
-    case QB_Q8_0: return pack_ggml_vec(QB_Q8_0, interleaved, w, r0, cols, tile);
-    default: return pack_ggml_vec(QB_IQ4_XS, interleaved, w, r0, cols, tile);  // the one type left
+    case QB_Q4_0: return pack_ggml_vec(QB_Q4_0, w, r0, cols, tile);
+    case QB_Q4_1: return pack_ggml_vec(QB_Q4_1, w, r0, cols, tile);
+    case QB_Q5_0: return pack_ggml_vec(QB_Q5_0, w, r0, cols, tile);
+    case QB_Q5_1: return pack_ggml_vec(QB_Q5_1, w, r0, cols, tile);
+    case QB_Q8_0: return pack_ggml_vec(QB_Q8_0, w, r0, cols, tile);
+    default: return pack_ggml_vec(QB_IQ4_XS, w, r0, cols, tile);  // the one type left
     }
 #endif
     uint8_t v[32];
