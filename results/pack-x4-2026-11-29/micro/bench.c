@@ -22,8 +22,8 @@ static int cmp(const void*a,const void*b){double x=*(double*)a,y=*(double*)b;ret
 static volatile uint64_t sink;
 int main(int argc, char **argv) {
   int type = atoi(argv[1]), rows = atoi(argv[2]), cols = atoi(argv[3]), N = atoi(argv[4]), copies = atoi(argv[5]);
-  int blockb = type == QB_Q4_0 ? 18 : type == QB_Q8_0 ? 34 : 144, per = type == QB_Q4_K ? 256 : 32;
-  int bits = type == QB_Q8_0 ? 8 : 4;
+  int blockb = type == QB_Q4_0 ? 18 : type == QB_Q4_1 ? 20 : type == QB_Q5_0 ? 22 : type == QB_Q5_1 ? 24 : type == QB_Q8_0 ? 34 : 144, per = type == QB_Q4_K ? 256 : 32;
+  int bits = type == QB_Q8_0 ? 8 : (type == QB_Q5_0 || type == QB_Q5_1) ? 5 : 4;
   size_t b = (size_t)rows * (cols / per) * blockb, xb = qb_tcur_repack_bytes(type, rows, cols);
   uint8_t *w = huge(b); srand(3); for (size_t i = 0; i < b; i++) w[i] = rand();
   for (size_t k = 0; k < b / blockb; k++) { _Float16 d = (rand() % 100) * 0.0001f; memcpy(w + k * blockb, &d, 2); if (type == QB_Q4_K) memcpy(w + k * blockb + 2, &d, 2); }
@@ -34,8 +34,8 @@ int main(int argc, char **argv) {
   float *x = malloc((size_t)cols * 4 * N); for (size_t i = 0; i < (size_t)cols * N; i++) x[i] = rand() / (float)RAND_MAX - 0.5f;
   qb_q8a *xa = malloc((size_t)nb * N * sizeof(qb_q8a)); for (int r = 0; r < N; r++) qb_tcur_quantize_q8a(x + (size_t)r * cols, xa + (size_t)r * nb, cols);
   int32_t *offs = malloc((size_t)nb * N * 4);
-  for (int r = 0; r < N; r++) qb_tcur_q8a_offsets(xa + (size_t)r * nb, nb, 32, type == QB_Q8_0 ? -128 : -8, offs + (size_t)r * nb);
-  int32_t *op = type == QB_Q4_K ? NULL : offs;
+  for (int r = 0; r < N; r++) qb_tcur_q8a_offsets(xa + (size_t)r * nb, nb, 32, type == QB_Q8_0 ? -128 : type == QB_Q5_0 ? -16 : -8, offs + (size_t)r * nb);
+  int32_t *op = (type == QB_Q4_K || type == QB_Q4_1 || type == QB_Q5_1) ? NULL : offs;
   size_t tb[2] = { (size_t)nb * qb_tcur_gemm_tile_block_bytes(bits), (size_t)nb * qb_tnew_gemm_tile_block_bytes(bits) };
   uint8_t *tile[2] = { huge(4 * tb[0]), huge(4 * tb[1]) };
   float *y[2] = { malloc((size_t)rows * N * 4), malloc((size_t)rows * N * 4) };
