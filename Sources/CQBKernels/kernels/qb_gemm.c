@@ -209,8 +209,8 @@ static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t ty
 // unpacking each row: with row i of the tile's groups 2h and 2h + 1 in the two lanes of one
 // vector (16 bytes each), two rounds of in-lane unpacks turn four such vectors into the
 // rows' dwords 0..3 for rows 8h..8h + 7, which are the tile's steps (16-bit tiles: words
-// widened by an unpack against zero; Q5's fifth bits per step as q5_fifth_bits_at spreads
-// them, from the rows' 16-bit masks). pack_ggml_vec (each row's 32 values unpacked, scales
+// widened by an unpack against zero; Q5's fifth bits per step from the rows' 16-bit masks,
+// tested as q5_fifth_bits_at does). pack_ggml_vec (each row's 32 values unpacked, scales
 // one by one, then dword transposes) took 150-230 cycles per block on an Intel Xeon core, a
 // tenth of a 128-token prefill's products on AVX-512 (results/pack-x4-2026-11-29/).
 static inline __attribute__((always_inline)) void pack_x4_vec(const int32_t type, const void *w, int64_t r0, int64_t cols,
@@ -280,12 +280,9 @@ static inline __attribute__((always_inline)) void pack_x4_vec(const int32_t type
                         const __m256i at = _mm256_add_epi8(
                             _mm256_setr_epi32(0, 0x04040404, 0x08080808, 0x0C0C0C0C, 0, 0x04040404, 0x08080808, 0x0C0C0C0C),
                             _mm256_set1_epi8((char)(j / 2)));
-                        const __m256i others = _mm256_set1_epi32(j % 2 ? 0x7FBFDFEF : (int)0xF7FBFDFE), ones = _mm256_set1_epi8(-1);
-                        const __m256i sixteen = _mm256_set1_epi8(0x10);
-                        lo = _mm256_or_si256(
-                            lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(_mm256_shuffle_epi8(qlo, at), others), ones), sixteen));
-                        hi = _mm256_or_si256(
-                            hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(_mm256_shuffle_epi8(qhi, at), others), ones), sixteen));
+                        const __m256i others = _mm256_set1_epi32(j % 2 ? 0x7FBFDFEF : (int)0xF7FBFDFE);
+                        lo = _mm256_or_si256(lo, bit_set_16(_mm256_shuffle_epi8(qlo, at), others));
+                        hi = _mm256_or_si256(hi, bit_set_16(_mm256_shuffle_epi8(qhi, at), others));
                     }
                     _mm256_storeu_si256((__m256i *)(out + 64 * j), lo);
                     _mm256_storeu_si256((__m256i *)(out + 64 * (4 + j)), hi);
@@ -395,21 +392,17 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
 #if defined(__AVX2__)
     if (type == QB_Q4_K) return pack_k_vec(0, w, r0, cols, tile);
     if (type == QB_Q5_K) return pack_k_vec(1, w, r0, cols, tile);
-    if (interleaved) switch (type) {
-        case QB_Q4_0: return pack_x4_vec(QB_Q4_0, w, r0, cols, tile);
-        case QB_Q4_1: return pack_x4_vec(QB_Q4_1, w, r0, cols, tile);
-        case QB_Q5_0: return pack_x4_vec(QB_Q5_0, w, r0, cols, tile);
-        case QB_Q5_1: return pack_x4_vec(QB_Q5_1, w, r0, cols, tile);
-        case QB_Q8_0: return pack_x4_vec(QB_Q8_0, w, r0, cols, tile);
-        }
+    // The four-row layout (`interleaved`) has its own packer; IQ4_XS has none.
+#define QB_PACK(t) return interleaved ? pack_x4_vec(t, w, r0, cols, tile) : pack_ggml_vec(t, w, r0, cols, tile)
     switch (type) {
-    case QB_Q4_0: return pack_ggml_vec(QB_Q4_0, w, r0, cols, tile);
-    case QB_Q4_1: return pack_ggml_vec(QB_Q4_1, w, r0, cols, tile);
-    case QB_Q5_0: return pack_ggml_vec(QB_Q5_0, w, r0, cols, tile);
-    case QB_Q5_1: return pack_ggml_vec(QB_Q5_1, w, r0, cols, tile);
-    case QB_Q8_0: return pack_ggml_vec(QB_Q8_0, w, r0, cols, tile);
+    case QB_Q4_0: QB_PACK(QB_Q4_0);
+    case QB_Q4_1: QB_PACK(QB_Q4_1);
+    case QB_Q5_0: QB_PACK(QB_Q5_0);
+    case QB_Q5_1: QB_PACK(QB_Q5_1);
+    case QB_Q8_0: QB_PACK(QB_Q8_0);
     default: return pack_ggml_vec(QB_IQ4_XS, w, r0, cols, tile);  // the one type left
     }
+#undef QB_PACK
 #endif
     uint8_t v[32];
     for (int r = 0; r < QB_TILE_ROWS; r++) {

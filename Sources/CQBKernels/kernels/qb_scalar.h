@@ -183,13 +183,17 @@ static inline __m256i nibbles_lo_hi(const uint8_t *p) {
 // q5_fifth_bits gives them. One vector load of a four-row block's fifth bits serves its four
 // 32-bit words this way, where each word took a shift, a move from a general register and a
 // broadcast.
+// 16 in each byte of `b` whose one bit outside `others` (every bit but one, per byte) is set,
+// 0 elsewhere: OR-ing `others` in leaves 0xFF only there.
+static inline __m256i bit_set_16(__m256i b, __m256i others) {
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_or_si256(b, others), _mm256_set1_epi8(-1)), _mm256_set1_epi8(0x10));
+}
+
 static inline __m256i q5_fifth_bits_at(__m256i v, const int k) {
-    // Byte j gets byte 4k + j / 8; OR-ing in every bit but bit j % 8 leaves 0xFF only where that bit is set.
+    // Byte j gets byte 4k + j / 8, and is tested for bit j % 8.
     const __m256i spread = _mm256_add_epi8(_mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0),
                                            _mm256_set1_epi8((char)(4 * k)));
-    __m256i b = _mm256_shuffle_epi8(v, spread);
-    b = _mm256_or_si256(b, _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
-    return _mm256_and_si256(_mm256_cmpeq_epi8(b, _mm256_set1_epi64x(-1)), _mm256_set1_epi8(0x10));
+    return bit_set_16(_mm256_shuffle_epi8(v, spread), _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe));
 }
 
 // A Q5_0/Q5_1 block's 32 fifth bits (bit j is value j's, in nibbles_lo_hi's order) as bytes
