@@ -143,7 +143,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             let rows = 20, cols = 512
             for t in [GGMLType.q4_K, .q5_K, .q6_K, .iq4_xs] {
                 let w = randomBlocks(t, rows: rows, cols: cols)
-                for count in [2, 7] {
+                for count in [2, 5, 7] {
                     let x = randoms(count * cols, scale: 4)
                     for threads in [1, 2] {
                         var batched = [Float](repeating: .nan, count: count * rows)

@@ -243,6 +243,67 @@ static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     }
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
+
+#if !defined(QB_AVX512)
+// Activation rows per pass over a Q6_K row in batched decode (as on AVX-512).
+enum { Q6K_BATCH = 4 };
+
+// R activation rows (1..Q6K_BATCH) against one Q6_K row: each activation row's arithmetic is
+// q6_K_q8k_avx2's, operation for operation, so its result is bitwise that kernel's, while
+// each super-block's six-bit values are assembled and its scales spread once for all R
+// (beyond the 16 registers they are read back from L1 as the multiplies' memory operands).
+static inline __attribute__((always_inline)) void q6_K_q8k_avx2_rows(const block_q6_K *w, const qb_q8k *const *xs, float *out,
+                                                                     int64_t nb, const int R) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m03 = _mm256_set1_epi8(0x03), m0c = _mm256_set1_epi8(0x0C),
+                  m30 = _mm256_set1_epi8(0x30);
+    __m256i pick[4];
+    for (int k = 0; k < 4; k++) pick[k] = _mm256_permute2x128_si256(repeat16(2 * k), repeat16(2 * k + 1), 0x20);
+    __m256 acc0[Q6K_BATCH], acc1[Q6K_BATCH];
+    for (int k = 0; k < R; k++) acc0[k] = acc1[k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 4);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
+        __m256i q[8], sp[8];
+        for (int n = 0; n < 2; n++) {
+            const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
+            const __m256i half = n ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+            q[4 * n] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m03), 4));
+            q[4 * n + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(h, m0c), 2));
+            q[4 * n + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+            q[4 * n + 3] =
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+            for (int k = 0; k < 4; k++) sp[4 * n + k] = _mm256_shuffle_epi8(half, pick[k]);
+        }
+        const float wd = h2f(w[i].d);
+        for (int r = 0; r < R; r++) {
+            const qb_q8k *a = xs[r] + i;
+            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)a->s16));
+            __m256i is0 = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5)), is1 = _mm256_setzero_si256();
+            for (int n = 0; n < 2; n++) {
+                for (int k = 0; k < 4; k++) {
+                    __m256i p = _mm256_maddubs_epi16(q[4 * n + k], _mm256_loadu_si256((const __m256i *)(a->qs + 128 * n + 32 * k)));
+                    __m256i m = _mm256_madd_epi16(p, sp[4 * n + k]);
+                    if (k & 1) is1 = _mm256_add_epi32(is1, m);
+                    else is0 = _mm256_add_epi32(is0, m);
+                }
+            }
+            __m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1));
+            if (i & 1) acc1[r] = _mm256_fmadd_ps(f, _mm256_set1_ps(wd * a->d), acc1[r]);
+            else acc0[r] = _mm256_fmadd_ps(f, _mm256_set1_ps(wd * a->d), acc0[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) out[r] = hsum_ps(_mm256_add_ps(acc0[r], acc1[r]));
+}
+
+// The set's multi-row kernel, for the dispatch below.
+static inline __attribute__((always_inline)) void q6_K_rows(const block_q6_K *w, const qb_q8k *const *xs, float *out, int64_t nb,
+                                                           const int R) {
+    q6_K_q8k_avx2_rows(w, xs, out, nb, R);
+}
+#endif
 #endif
 
 #if defined(QB_AVX512)
@@ -419,6 +480,12 @@ static inline __attribute__((always_inline)) void q6_K_q8k_512_rows(const block_
         }
     }
     for (int k = 0; k < R; k++) out[k] = _mm512_reduce_add_ps(acc[k]) - 32.0f * hsum_ps(accc[k]);
+}
+
+// The set's multi-row kernel, for the dispatch below.
+static inline __attribute__((always_inline)) void q6_K_rows(const block_q6_K *w, const qb_q8k *const *xs, float *out, int64_t nb,
+                                                           const int R) {
+    q6_K_q8k_512_rows(w, xs, out, nb, R);
 }
 #endif
 
@@ -752,16 +819,16 @@ void qb_matvec_kquant_rows(int32_t type, const void *w, const qb_q8k *const *xs,
     int64_t nb = cols / 256, row_bytes = nb * qb_block_bytes(type);
     for (int64_t r = r0; r < r1; r++) {
         const uint8_t *row = (const uint8_t *)w + r * row_bytes;
-#if defined(QB_AVX512)
+#if defined(__AVX2__)
         if (type == QB_Q6_K) {
             for (int64_t i = 0; i < n; i += Q6K_BATCH) {
                 float out[Q6K_BATCH];
                 const int m = n - i < Q6K_BATCH ? (int)(n - i) : Q6K_BATCH;
                 switch (m) {
-                case 4: q6_K_q8k_512_rows((const block_q6_K *)row, xs + i, out, nb, 4); break;
-                case 3: q6_K_q8k_512_rows((const block_q6_K *)row, xs + i, out, nb, 3); break;
-                case 2: q6_K_q8k_512_rows((const block_q6_K *)row, xs + i, out, nb, 2); break;
-                default: q6_K_q8k_512_rows((const block_q6_K *)row, xs + i, out, nb, 1); break;
+                case 4: q6_K_rows((const block_q6_K *)row, xs + i, out, nb, 4); break;
+                case 3: q6_K_rows((const block_q6_K *)row, xs + i, out, nb, 3); break;
+                case 2: q6_K_rows((const block_q6_K *)row, xs + i, out, nb, 2); break;
+                default: q6_K_rows((const block_q6_K *)row, xs + i, out, nb, 1); break;
                 }
                 for (int k = 0; k < m; k++) ys[i + k][r] = out[k];
             }

@@ -377,52 +377,92 @@ static inline __m256 mlx_x16_scales256(const uint8_t *p, int32_t dtype, int h) {
     return dtype == QB_F16 ? _mm256_cvtph_ps(v) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(v), 16));
 }
 
+// Activation rows per pass over a group, as on AVX-512.
+enum { MLX_X16_BATCH = 4 };
+
 // Without VNNI: rows 0..7 and 8..15 as two 32-byte halves of each vector. 4-bit: a block's
 // eight unsigned x signed byte pair sums (vpmaddubsw) add up in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30480) before one vpmaddwd widens them. 8-bit: values less 128 as signed
 // bytes (dot_s8, each step widened), the 128 x scale x sum(a) they drop added to the bias term.
-static inline __attribute__((always_inline)) void mlx_x16_avx2(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
-                                                               const qb_q8a *a, float *y, int64_t groups) {
+// R activation rows (1..MLX_X16_BATCH) at once: each half block is loaded (and split into
+// nibbles) once for all R, and each row's arithmetic is the same whatever R, so its outputs
+// are bitwise what it gets alone.
+static inline __attribute__((always_inline)) void mlx_x16_avx2_rows(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                                    const qb_q8a *const *xs, float *const *ys, int64_t y0,
+                                                                    int64_t groups, const int R) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi8((char)0x80);
     int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(bits, group, sdtype);
-    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, accb[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t j = 0; j < groups; j++, o += bb, a += nsub) {
+    __m256 acc[2][MLX_X16_BATCH], accb[2][MLX_X16_BATCH];
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < R; k++) acc[h][k] = accb[h][k] = _mm256_setzero_ps();
+    for (int64_t j = 0; j < groups; j++, o += bb) {
         mlx_x16_prefetch(o, (int)(sz / 2));
         const uint8_t *q = o + 2 * QB_MLX_X16_ROWS * sz;
-        float asum = 0;
-        for (int64_t s = 0; s < nsub; s++) asum += a[s].s;
+        float asum[MLX_X16_BATCH];
+        for (int k = 0; k < R; k++) {
+            asum[k] = 0;
+            for (int64_t s = 0; s < nsub; s++) asum[k] += xs[k][j * nsub + s].s;
+        }
         for (int h = 0; h < 2; h++) {
-            __m256 t = _mm256_setzero_ps();
+            __m256 t[MLX_X16_BATCH];
+            for (int k = 0; k < R; k++) t[k] = _mm256_setzero_ps();
             for (int64_t s = 0; s < nsub; s++) {
                 const uint8_t *v = q + 64 * bits * s + 32 * h;
                 if (h == 0) mlx_x16_prefetch(v, bits);
-                __m256i p;
-                if (bits == 4) {
-                    __m256i p16 = _mm256_setzero_si256();
-                    for (int k = 0; k < 4; k++) {
-                        __m256i w = _mm256_loadu_si256((const __m256i *)(v + 64 * k));
-                        p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(_mm256_and_si256(w, m4), _mm256_set1_epi32(act4(a[s].qs + 4 * k))));
-                        p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(w, 4), m4),
-                                                                         _mm256_set1_epi32(act4(a[s].qs + 16 + 4 * k))));
-                    }
-                    p = _mm256_madd_epi16(p16, ones);
-                } else {
-                    p = _mm256_setzero_si256();
-                    for (int k = 0; k < 8; k++) {
-                        __m256i w = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(v + 64 * k)), flip);
-                        p = _mm256_add_epi32(p, dot_s8(w, _mm256_set1_epi32(act4(a[s].qs + 4 * k))));
-                    }
+                __m256i w[8];
+                for (int c = 0; c < 8; c++) {
+                    if (bits == 4 && c < 4) w[c] = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(v + 64 * c)), m4);
+                    else if (bits == 4) w[c] = _mm256_and_si256(_mm256_srli_epi16(_mm256_loadu_si256((const __m256i *)(v + 64 * (c - 4))), 4), m4);
+                    else w[c] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(v + 64 * c)), flip);
                 }
-                t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(a[s].d), t);
+                for (int k = 0; k < R; k++) {
+                    const qb_q8a *a = xs[k] + j * nsub + s;
+                    __m256i p;
+                    if (bits == 4) {
+                        __m256i p16 = _mm256_setzero_si256();
+                        for (int c = 0; c < 4; c++) {
+                            p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(w[c], _mm256_set1_epi32(act4(a->qs + 4 * c))));
+                            p16 = _mm256_add_epi16(p16, _mm256_maddubs_epi16(w[4 + c], _mm256_set1_epi32(act4(a->qs + 16 + 4 * c))));
+                        }
+                        p = _mm256_madd_epi16(p16, ones);
+                    } else {
+                        p = _mm256_setzero_si256();
+                        for (int c = 0; c < 8; c++) p = _mm256_add_epi32(p, dot_s8(w[c], _mm256_set1_epi32(act4(a->qs + 4 * c))));
+                    }
+                    t[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(a->d), t[k]);
+                }
             }
             __m256 sc = mlx_x16_scales256(o, sdtype, h), bi = mlx_x16_scales256(o + QB_MLX_X16_ROWS * sz, sdtype, h);
             if (bits == 8) bi = _mm256_fmadd_ps(sc, _mm256_set1_ps(128.0f), bi);
-            acc[h] = _mm256_fmadd_ps(t, sc, acc[h]);
-            accb[h] = _mm256_fmadd_ps(bi, _mm256_set1_ps(asum), accb[h]);
+            for (int k = 0; k < R; k++) {
+                acc[h][k] = _mm256_fmadd_ps(t[k], sc, acc[h][k]);
+                accb[h][k] = _mm256_fmadd_ps(bi, _mm256_set1_ps(asum[k]), accb[h][k]);
+            }
         }
     }
-    _mm256_storeu_ps(y, _mm256_add_ps(acc[0], accb[0]));
-    _mm256_storeu_ps(y + 8, _mm256_add_ps(acc[1], accb[1]));
+    for (int k = 0; k < R; k++) {
+        _mm256_storeu_ps(ys[k] + y0, _mm256_add_ps(acc[0][k], accb[0][k]));
+        _mm256_storeu_ps(ys[k] + y0 + 8, _mm256_add_ps(acc[1][k], accb[1][k]));
+    }
+}
+
+static inline __attribute__((always_inline)) void mlx_x16_avx2(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                               const qb_q8a *a, float *y, int64_t groups) {
+    mlx_x16_avx2_rows(bits, o, group, sdtype, &a, &y, 0, groups, 1);
+}
+
+// Rows [i, n) of a batch, MLX_X16_BATCH at a time, against the group at `o`.
+static inline __attribute__((always_inline)) void mlx_x16_avx2_batch(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                                     const qb_q8a *const *xs, float *const *ys, int64_t y0,
+                                                                     int64_t groups, int64_t n) {
+    for (int64_t i = 0; i < n; i += MLX_X16_BATCH) {
+        switch (n - i < MLX_X16_BATCH ? n - i : MLX_X16_BATCH) {
+        case 4: mlx_x16_avx2_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 4); break;
+        case 3: mlx_x16_avx2_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 3); break;
+        case 2: mlx_x16_avx2_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 2); break;
+        default: mlx_x16_avx2_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 1); break;
+        }
+    }
 }
 #else
 // The definition, row by row: per group, scale x sum_b d_b (q_b . x_b) + bias x sum_b s_b.
@@ -476,6 +516,10 @@ void qb_matvec_mlx_x16_rows(int32_t bits, int64_t group, int32_t sdtype, const v
         const uint8_t *o = (const uint8_t *)w + g * bytes;
         if (bits == 8) mlx_x16_512_batch(8, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
         else mlx_x16_512_batch(4, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
+#elif defined(__AVX2__)
+        const uint8_t *o = (const uint8_t *)w + g * bytes;
+        if (bits == 8) mlx_x16_avx2_batch(8, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
+        else mlx_x16_avx2_batch(4, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
 #else
         // One row at a time over the group while it is in cache.
         for (int64_t i = 0; i < n; i++) qb_matvec_mlx_x16(bits, group, sdtype, w, xs[i], ys[i], g, g + 1, cols);
