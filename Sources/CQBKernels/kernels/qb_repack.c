@@ -416,7 +416,7 @@ static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) 
 // Batched decode: every four-row type, up to four activation rows per pass.
 enum { X4_BATCH = 4 };
 static inline int x4_rows_type(int32_t type) { return x4_type(type); }
-static inline void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb, int64_t m, int32_t type) {
+static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb, int64_t m, int32_t type) {
     switch (type) {
     case QB_Q4_0: nibbles_x4_512_m(g, x, y, nb, m, QB_Q4_0); break;
     case QB_Q4_1: nibbles_x4_512_m(g, x, y, nb, m, QB_Q4_1); break;
@@ -436,7 +436,7 @@ static inline void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *co
 // at a time (its per-row work, the signs moved onto the activations, is most of it).
 enum { X4_BATCH = X4_AVX2_BATCH };
 static inline int x4_rows_type(int32_t type) { return x4_type(type) && type != QB_Q8_0; }
-static inline void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb, int64_t m, int32_t type) {
+static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb, int64_t m, int32_t type) {
     switch (type) {
     case QB_Q4_0: nibbles_x4_m(g, x, y, nb, m, QB_Q4_0); break;
     case QB_Q4_1: nibbles_x4_m(g, x, y, nb, m, QB_Q4_1); break;
