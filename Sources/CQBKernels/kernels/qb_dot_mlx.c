@@ -356,18 +356,11 @@ static inline __attribute__((always_inline)) void mlx_x16_512_rows(int32_t bits,
     for (int k = 0; k < R; k++) _mm512_storeu_ps(ys[k] + y0, _mm512_add_ps(acc[k], accb[k]));
 }
 
-// Rows [i, n) of a batch, MLX_X16_BATCH at a time, against the group at `o`.
-static inline __attribute__((always_inline)) void mlx_x16_512_batch(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
-                                                                    const qb_q8a *const *xs, float *const *ys, int64_t y0,
-                                                                    int64_t groups, int64_t n) {
-    for (int64_t i = 0; i < n; i += MLX_X16_BATCH) {
-        switch (n - i < MLX_X16_BATCH ? n - i : MLX_X16_BATCH) {
-        case 4: mlx_x16_512_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 4); break;
-        case 3: mlx_x16_512_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 3); break;
-        case 2: mlx_x16_512_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 2); break;
-        default: mlx_x16_512_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 1); break;
-        }
-    }
+// The set's multi-row kernel, for the batch loop below.
+static inline __attribute__((always_inline)) void mlx_x16_rows(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                               const qb_q8a *const *xs, float *const *ys, int64_t y0, int64_t groups,
+                                                               const int R) {
+    mlx_x16_512_rows(bits, o, group, sdtype, xs, ys, y0, groups, R);
 }
 #elif defined(__AVX2__)
 // Rows 8h..8h+7's scales (or biases) widened to f32.
@@ -451,18 +444,11 @@ static inline __attribute__((always_inline)) void mlx_x16_avx2(int32_t bits, con
     mlx_x16_avx2_rows(bits, o, group, sdtype, &a, &y, 0, groups, 1);
 }
 
-// Rows [i, n) of a batch, MLX_X16_BATCH at a time, against the group at `o`.
-static inline __attribute__((always_inline)) void mlx_x16_avx2_batch(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
-                                                                     const qb_q8a *const *xs, float *const *ys, int64_t y0,
-                                                                     int64_t groups, int64_t n) {
-    for (int64_t i = 0; i < n; i += MLX_X16_BATCH) {
-        switch (n - i < MLX_X16_BATCH ? n - i : MLX_X16_BATCH) {
-        case 4: mlx_x16_avx2_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 4); break;
-        case 3: mlx_x16_avx2_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 3); break;
-        case 2: mlx_x16_avx2_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 2); break;
-        default: mlx_x16_avx2_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 1); break;
-        }
-    }
+// The set's multi-row kernel, for the batch loop below.
+static inline __attribute__((always_inline)) void mlx_x16_rows(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                               const qb_q8a *const *xs, float *const *ys, int64_t y0, int64_t groups,
+                                                               const int R) {
+    mlx_x16_avx2_rows(bits, o, group, sdtype, xs, ys, y0, groups, R);
 }
 #else
 // The definition, row by row: per group, scale x sum_b d_b (q_b . x_b) + bias x sum_b s_b.
@@ -490,6 +476,22 @@ static void mlx_x16(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtyp
 }
 #endif
 
+#if defined(__AVX2__)
+// Rows [i, n) of a batch, MLX_X16_BATCH at a time, against the group at `o`.
+static inline __attribute__((always_inline)) void mlx_x16_batch(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
+                                                                const qb_q8a *const *xs, float *const *ys, int64_t y0,
+                                                                int64_t groups, int64_t n) {
+    for (int64_t i = 0; i < n; i += MLX_X16_BATCH) {
+        switch (n - i < MLX_X16_BATCH ? n - i : MLX_X16_BATCH) {
+        case 4: mlx_x16_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 4); break;
+        case 3: mlx_x16_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 3); break;
+        case 2: mlx_x16_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 2); break;
+        default: mlx_x16_rows(bits, o, group, sdtype, xs + i, ys + i, y0, groups, 1); break;
+        }
+    }
+}
+#endif
+
 void qb_matvec_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, const qb_q8a *x, float *y, int64_t g0,
                        int64_t g1, int64_t cols) {
     int64_t groups = cols / group, bytes = groups * qb_mlx_x16_block_bytes(bits, group, sdtype);
@@ -512,14 +514,10 @@ void qb_matvec_mlx_x16_rows(int32_t bits, int64_t group, int32_t sdtype, const v
                             float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t cols) {
     int64_t groups = cols / group, bytes = groups * qb_mlx_x16_block_bytes(bits, group, sdtype);
     for (int64_t g = g0; g < g1; g++) {
-#if defined(QB_AVX512)
+#if defined(__AVX2__)
         const uint8_t *o = (const uint8_t *)w + g * bytes;
-        if (bits == 8) mlx_x16_512_batch(8, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
-        else mlx_x16_512_batch(4, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
-#elif defined(__AVX2__)
-        const uint8_t *o = (const uint8_t *)w + g * bytes;
-        if (bits == 8) mlx_x16_avx2_batch(8, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
-        else mlx_x16_avx2_batch(4, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
+        if (bits == 8) mlx_x16_batch(8, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
+        else mlx_x16_batch(4, o, group, sdtype, xs, ys, QB_MLX_X16_ROWS * g, groups, n);
 #else
         // One row at a time over the group while it is in cache.
         for (int64_t i = 0; i < n; i++) qb_matvec_mlx_x16(bits, group, sdtype, w, xs[i], ys[i], g, g + 1, cols);
