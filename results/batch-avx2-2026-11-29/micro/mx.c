@@ -1,51 +1,38 @@
-// Decode of MLX in the sixteen-row layout, one thread: tnew (the tree after) vs tvar (before),
-// one row (matvec_mlx_x16) or n rows (_rows); bits and group from the command line;
-// alternating, medians; outputs compared bitwise.
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <sys/mman.h>
+// Decode of MLX in the sixteen-row layout (f16 scales), one thread: tnew (the tree after) vs
+// tvar (before), one row (matvec_mlx_x16) or n rows (_rows); bits (argument 6) and group
+// (7); alternating, medians; outputs compared bitwise.
 #include "qb_activation.h"
 #include "qb_formats.h"
+#include "micro.h"
 #define SET(p) void qb_##p##_repack_mlx_x16(int32_t, int64_t, int32_t, const uint32_t *, const void *, const void *, void *, int64_t, int64_t, int64_t); \
  int64_t qb_##p##_mlx_x16_bytes(int32_t, int64_t, int32_t, int64_t, int64_t); \
  void qb_##p##_quantize_q8a(const float *, qb_q8a *, int64_t); \
  void qb_##p##_matvec_mlx_x16(int32_t, int64_t, int32_t, const void *, const qb_q8a *, float *, int64_t, int64_t, int64_t); \
  void qb_##p##_matvec_mlx_x16_rows(int32_t, int64_t, int32_t, const void *, const qb_q8a *const *, float *const *, int64_t, int64_t, int64_t, int64_t);
 SET(tnew) SET(tvar)
-static double now(void){struct timespec t; clock_gettime(CLOCK_MONOTONIC,&t); return t.tv_sec+t.tv_nsec*1e-9;}
-static void *huge(size_t n){ n=(n+(2<<20)-1)/(2<<20)*(2<<20); void*p=aligned_alloc(2<<20,n); madvise(p,n,MADV_HUGEPAGE); memset(p,1,n); return p;}
-static int cmp(const void*a,const void*b){double x=*(double*)a,y=*(double*)b;return x<y?-1:x>y;}
+struct ctx { int bits, group, rows, cols, n; const qb_q8a *xs[16]; float *ys[2][16]; };
+static void side(int s, const uint8_t *m, void *p) {
+    struct ctx *c = p;
+    if (c->n == 1) (s ? qb_tnew_matvec_mlx_x16 : qb_tvar_matvec_mlx_x16)(c->bits, c->group, QB_F16, m, c->xs[0], c->ys[s][0], 0, c->rows / 16, c->cols);
+    else (s ? qb_tnew_matvec_mlx_x16_rows : qb_tvar_matvec_mlx_x16_rows)(c->bits, c->group, QB_F16, m, c->xs, c->ys[s], c->n, 0, c->rows / 16, c->cols);
+}
 int main(int argc, char **argv) {
-  int rows = atoi(argv[1]), cols = atoi(argv[2]), N = atoi(argv[3]), copies = atoi(argv[4]), reps = atoi(argv[5]), bits = atoi(argv[6]), group = atoi(argv[7]);
-  const int32_t sd = QB_F16;
-  size_t words = (size_t)rows * cols * bits / 32, ns = (size_t)rows * (cols / group);
-  uint32_t *w = huge(words * 4); srand(3); for (size_t i = 0; i < words; i++) w[i] = ((uint32_t)rand() << 16) ^ rand();
-  _Float16 *sc = malloc(ns * 2), *bi = malloc(ns * 2); for (size_t i = 0; i < ns; i++) { sc[i] = (rand() % 100) * 0.001f; bi[i] = (rand() % 100 - 50) * 0.001f; }
-  size_t xb = qb_tnew_mlx_x16_bytes(bits, group, sd, rows, cols);
-  uint8_t **m = malloc(sizeof(void*) * copies);
-  for (int c = 0; c < copies; c++) { m[c] = huge(xb); qb_tnew_repack_mlx_x16(bits, group, sd, w, sc, bi, m[c], 0, rows / 16, cols); }
-  int nb = cols / 32;
-  float *x = malloc((size_t)cols * 4 * N); for (size_t i = 0; i < (size_t)cols * N; i++) x[i] = rand() / (float)RAND_MAX - 0.5f;
-  const qb_q8a *xs[16]; float *ys[2][16];
-  for (int r = 0; r < N; r++) {
-    qb_q8a *a = malloc(nb * sizeof(qb_q8a)); qb_tnew_quantize_q8a(x + (size_t)r * cols, a, cols); xs[r] = a;
-    for (int k = 0; k < 2; k++) ys[k][r] = malloc(rows * 4);
-  }
-  double *t = malloc(sizeof(double) * 2 * reps); int cc = 0;
-  for (int rep = 0; rep < reps; rep++)
-    for (int s = 0; s < 2; s++) {
-      const uint8_t *mm = m[cc++ % copies];
-      double t0 = now();
-      if (N == 1) { if (s == 0) qb_tvar_matvec_mlx_x16(bits, group, sd, mm, xs[0], ys[0][0], 0, rows / 16, cols); else qb_tnew_matvec_mlx_x16(bits, group, sd, mm, xs[0], ys[1][0], 0, rows / 16, cols); }
-      else { if (s == 0) qb_tvar_matvec_mlx_x16_rows(bits, group, sd, mm, xs, ys[0], N, 0, rows / 16, cols); else qb_tnew_matvec_mlx_x16_rows(bits, group, sd, mm, xs, ys[1], N, 0, rows / 16, cols); }
-      t[s * reps + rep] = now() - t0;
+    struct ctx c = {.rows = atoi(argv[1]), .cols = atoi(argv[2]), .n = atoi(argv[3]), .bits = atoi(argv[6]), .group = atoi(argv[7])};
+    int copies = atoi(argv[4]), reps = atoi(argv[5]);
+    size_t words = (size_t)c.rows * c.cols * c.bits / 32, ns = (size_t)c.rows * (c.cols / c.group);
+    uint32_t *w = huge(words * 4); srand(3); for (size_t i = 0; i < words; i++) w[i] = ((uint32_t)rand() << 16) ^ rand();
+    _Float16 *sc = malloc(ns * 2), *bi = malloc(ns * 2);
+    for (size_t i = 0; i < ns; i++) { sc[i] = (rand() % 100) * 0.001f; bi[i] = (rand() % 100 - 50) * 0.001f; }
+    size_t xb = qb_tnew_mlx_x16_bytes(c.bits, c.group, QB_F16, c.rows, c.cols);
+    uint8_t **m = malloc(sizeof(void *) * copies);
+    for (int i = 0; i < copies; i++) { m[i] = huge(xb); qb_tnew_repack_mlx_x16(c.bits, c.group, QB_F16, w, sc, bi, m[i], 0, c.rows / 16, c.cols); }
+    float *x = random_rows(c.n, c.cols);
+    for (int r = 0; r < c.n; r++) {
+        qb_q8a *a = malloc(c.cols / 32 * sizeof(qb_q8a)); qb_tnew_quantize_q8a(x + (size_t)r * c.cols, a, c.cols); c.xs[r] = a;
+        for (int k = 0; k < 2; k++) c.ys[k][r] = malloc(c.rows * 4);
     }
-  for (int s = 0; s < 2; s++) qsort(t + s * reps, reps, sizeof(double), cmp);
-  for (int r = 0; r < N; r++) if (memcmp(ys[0][r], ys[1][r], rows * 4)) { printf("MISMATCH row %d\n", r); break; }
-  double gb = xb / 1e9;
-  printf("MLX q%d g%d %dx%d n=%d copies=%d: before %.3f ms (%.1f GB/s)  after %.3f ms (%.1f)  after/before time %.3f\n", bits, group, rows, cols, N, copies,
-    t[reps/2]*1e3, gb/t[reps/2], t[reps+reps/2]*1e3, gb/t[reps+reps/2], t[reps+reps/2]/t[reps/2]);
+    double med[2];
+    alternate(reps, copies, m, side, &c, med);
+    char what[32]; snprintf(what, sizeof what, "MLX q%d g%d", c.bits, c.group);
+    report(what, c.rows, c.cols, c.n, copies, c.ys[0], c.ys[1], xb / 1e9, med);
 }
