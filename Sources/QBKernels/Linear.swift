@@ -135,12 +135,12 @@ extension Linear {
     /// from memory once per step and dotted with all `count` rows while it is in cache:
     /// interleaved Q4_0 on the 16-row tiles (`takesQ4Tiles`, AVX-512: up to 8 rows per
     /// pass), the other interleaved formats (and Q4_0 on AVX2) on the four-row kernels
-    /// (`qb_matvec_repacked_rows`: up to four rows per pass, but for Q8_0 on AVX2), Q4_K's
-    /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`, AVX-512 and
-    /// AVX2) and MLX's up to four (`qb_matvec_mlx_x16_rows`, AVX-512 and AVX2), the
-    /// 256-value super-block formats row by row, each row against every activation row
-    /// (`qb_matvec_kquant_rows`: Q6_K's values assembled once for four), the other formats
-    /// row by row over blocks of `batchUnitBlock` units.
+    /// (`qb_matvec_repacked_rows`: up to four rows per pass), Q4_K's sixteen-row groups up
+    /// to eight rows per pass (`qb_matvec_q4_k_x16_rows`) and MLX's up to four
+    /// (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
+    /// against every activation row (`qb_matvec_kquant_rows`: Q6_K's values assembled once
+    /// for four), the other formats row by row over blocks of `batchUnitBlock` units. The
+    /// portable set runs the one-row kernels once per activation row.
     /// X is `[count][cols]`; Y[i] is `[count][ws[i].rows]`.
     public static func matvecRows(
         _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool,

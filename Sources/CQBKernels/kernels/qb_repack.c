@@ -269,23 +269,37 @@ static inline __attribute__((always_inline)) void nibbles_x4_m(const uint8_t *g,
 
 // Q8_0, four rows: each row's signed quants against the activations with the sign moved
 // onto the activations (|w| is exact even for -128), one activation load for four rows.
-static void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
+// R activation rows (1..X4_AVX2_BATCH) at once: the rows' quants and their magnitudes are
+// loaded and taken once per block for all R, each activation row's arithmetic the same
+// whatever R.
+static inline __attribute__((always_inline)) void q8_0x4_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
+                                                              int64_t nb, const int R) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 acc[X4_AVX2_BATCH][4];
+    for (int k = 0; k < R; k++)
+        for (int r = 0; r < 4; r++) acc[k][r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
         qb_prefetch_l2(g, 3);
-        __m256i xv = _mm256_loadu_si256((const __m256i *)x[b].qs);
-        __m128 d = _mm_mul_ps(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g)), _mm_set1_ps(x[b].d));
-        __m256 dd = _mm256_castps128_ps256(d);
+        const __m128 dh = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        __m256i w[4], aw[4];
         for (int r = 0; r < 4; r++) {
-            __m256i w = _mm256_loadu_si256((const __m256i *)(g + QB_X4_QS + 32 * r));
-            __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xv, w)), ones);
-            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_permutevar8x32_ps(dd, _mm256_set1_epi32(r)), acc[r]);
+            w[r] = _mm256_loadu_si256((const __m256i *)(g + QB_X4_QS + 32 * r));
+            aw[r] = _mm256_sign_epi8(w[r], w[r]);
+        }
+        for (int k = 0; k < R; k++) {
+            const __m256i xv = _mm256_loadu_si256((const __m256i *)xs[k][b].qs);
+            const __m256 dd = _mm256_castps128_ps256(_mm_mul_ps(dh, _mm_set1_ps(xs[k][b].d)));
+            for (int r = 0; r < 4; r++) {
+                __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw[r], _mm256_sign_epi8(xv, w[r])), ones);
+                acc[k][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_permutevar8x32_ps(dd, _mm256_set1_epi32(r)), acc[k][r]);
+            }
         }
     }
-    for (int r = 0; r < 4; r++) y[r] = hsum_ps(acc[r]);
+    for (int k = 0; k < R; k++)
+        for (int r = 0; r < 4; r++) ys[k][r] = hsum_ps(acc[k][r]);
 }
+static void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { q8_0x4_rows(g, &x, &y, nb, 1); }
 #endif
 
 #if defined(QB_AVX512)
@@ -432,16 +446,22 @@ static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, co
     }
 }
 #elif defined(__AVX2__)
-// Batched decode: the nibble types, X4_AVX2_BATCH activation rows per pass; Q8_0 one row
-// at a time (its per-row work, the signs moved onto the activations, is most of it).
+// Batched decode: every four-row type, X4_AVX2_BATCH activation rows per pass.
 enum { X4_BATCH = X4_AVX2_BATCH };
-static inline int x4_rows_type(int32_t type) { return x4_type(type) && type != QB_Q8_0; }
+static inline int x4_rows_type(int32_t type) { return x4_type(type); }
 static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb, int64_t m, int32_t type) {
     switch (type) {
     case QB_Q4_0: nibbles_x4_m(g, x, y, nb, m, QB_Q4_0); break;
     case QB_Q4_1: nibbles_x4_m(g, x, y, nb, m, QB_Q4_1); break;
     case QB_Q5_0: nibbles_x4_m(g, x, y, nb, m, QB_Q5_0); break;
-    default: nibbles_x4_m(g, x, y, nb, m, QB_Q5_1); break;
+    case QB_Q5_1: nibbles_x4_m(g, x, y, nb, m, QB_Q5_1); break;
+    default:
+        switch (m) {
+        case 4: q8_0x4_rows(g, x, y, nb, 4); break;
+        case 3: q8_0x4_rows(g, x, y, nb, 3); break;
+        case 2: q8_0x4_rows(g, x, y, nb, 2); break;
+        default: q8_0x4_rows(g, x, y, nb, 1); break;
+        }
     }
 }
 #endif
