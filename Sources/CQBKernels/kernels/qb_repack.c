@@ -181,14 +181,13 @@ static inline void hsum_halves(__m256 v, float *lo, float *hi) {
     *hi = _mm_cvtss_f32(_mm_movehdup_ps(t));
 }
 
-// Activation rows per pass of the four-row kernels over a group (batched decode). On AVX2
-// four rows spill some of their 12 accumulators and still beat two (eight rows of a
-// 2048 x 8192 Q4_0 matrix on an Intel Xeon: 1.22x against 1.10-1.15x less time than one at
-// a time).
-enum { X4_BATCH = 4 };
+// Activation rows per pass of the four-row kernels over a group: four rows (1.22x less time
+// than one at a time, eight rows of a 2048 x 8192 Q4_0 matrix on an Intel Xeon) spill some
+// of their 12 accumulators and still beat two (1.10-1.15x).
+enum { X4_AVX2_BATCH = 4 };
 
 // Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant), four rows, against R activation rows
-// (1..X4_BATCH: batched decode). Two rows share one 32-byte load: the low nibbles are
+// (1..X4_AVX2_BATCH: batched decode). Two rows share one 32-byte load: the low nibbles are
 // values 0..15 of both rows, the high nibbles values 16..31, so each is dotted with one half
 // of the activations broadcast to both lanes. Values are used unsigned (the fifth bits ORed
 // on, pairs of products at most 2 x 31 x 128); the offset (Q4_0 -8, Q5_0 -16) or the
@@ -198,8 +197,8 @@ enum { X4_BATCH = 4 };
 static inline __attribute__((always_inline)) void nibbles_x4_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
                                                                   int64_t nb, const int R, const int32_t type) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    __m256 acc01[X4_BATCH], acc23[X4_BATCH];
-    __m128 off[X4_BATCH];
+    __m256 acc01[X4_AVX2_BATCH], acc23[X4_AVX2_BATCH];
+    __m128 off[X4_AVX2_BATCH];
     for (int k = 0; k < R; k++) {
         acc01[k] = acc23[k] = _mm256_setzero_ps();
         off[k] = _mm_setzero_ps();
@@ -257,15 +256,26 @@ static void q4_1x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { ni
 static void q5_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q5_0); }
 static void q5_1x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q5_1); }
 
+// Row counts 1..X4_AVX2_BATCH of nibbles_x4_rows, each with R a constant.
+static inline __attribute__((always_inline)) void nibbles_x4_m(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
+                                                               int64_t nb, int64_t m, const int32_t type) {
+    switch (m) {
+    case 4: nibbles_x4_rows(g, xs, ys, nb, 4, type); break;
+    case 3: nibbles_x4_rows(g, xs, ys, nb, 3, type); break;
+    case 2: nibbles_x4_rows(g, xs, ys, nb, 2, type); break;
+    default: nibbles_x4_rows(g, xs, ys, nb, 1, type); break;
+    }
+}
+
 // Q8_0, four rows: each row's signed quants against the activations with the sign moved
 // onto the activations (|w| is exact even for -128), one activation load for four rows.
-// R activation rows (1..X4_BATCH) at once: the rows' quants and their magnitudes are
+// R activation rows (1..X4_AVX2_BATCH) at once: the rows' quants and their magnitudes are
 // loaded and taken once per block for all R, each activation row's arithmetic the same
 // whatever R.
 static inline __attribute__((always_inline)) void q8_0x4_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
                                                               int64_t nb, const int R) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[X4_BATCH][4];
+    __m256 acc[X4_AVX2_BATCH][4];
     for (int k = 0; k < R; k++)
         for (int r = 0; r < 4; r++) acc[k][r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
@@ -360,6 +370,16 @@ static void q4_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) 
 static void q5_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_0); }
 static void q5_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_1); }
 
+// Row counts 1..4 of nibbles_x4_512_rows, each with R a constant.
+static inline __attribute__((always_inline)) void nibbles_x4_512_m(const uint8_t *g, const qb_q8a *const *xs,
+                                                                   float *const *ys, int64_t nb, int64_t m, const int32_t type) {
+    switch (m) {
+    case 4: nibbles_x4_512_rows(g, xs, ys, nb, 4, type); break;
+    case 3: nibbles_x4_512_rows(g, xs, ys, nb, 3, type); break;
+    case 2: nibbles_x4_512_rows(g, xs, ys, nb, 2, type); break;
+    default: nibbles_x4_512_rows(g, xs, ys, nb, 1, type); break;
+    }
+}
 
 // Q8_0, four rows, against R activation rows (1..4) at once: rows 0-1 and 2-3 fill two
 // 64-byte vectors. The signed quants are made unsigned by adding 128 (an xor of the sign
@@ -407,48 +427,43 @@ static inline __attribute__((always_inline)) void q8_0x4_512_rows(
 }
 static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { q8_0x4_512_rows(g, &x, &y, nb, 1); }
 
-// The set's multi-row kernels, for the batch loop below.
-static inline __attribute__((always_inline)) void x4_nibbles_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
-                                                                  int64_t nb, const int R, const int32_t type) {
-    nibbles_x4_512_rows(g, xs, ys, nb, R, type);
-}
-static inline __attribute__((always_inline)) void x4_q8_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb,
-                                                             const int R) {
-    q8_0x4_512_rows(g, xs, ys, nb, R);
-}
-#elif defined(__AVX2__)
-// The set's multi-row kernels, for the batch loop below.
-static inline __attribute__((always_inline)) void x4_nibbles_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
-                                                                  int64_t nb, const int R, const int32_t type) {
-    nibbles_x4_rows(g, xs, ys, nb, R, type);
-}
-static inline __attribute__((always_inline)) void x4_q8_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb,
-                                                             const int R) {
-    q8_0x4_rows(g, xs, ys, nb, R);
-}
-#endif
-
-#if defined(__AVX2__)
-// R activation rows (a constant) of the set's kernel for `type`.
-static inline __attribute__((always_inline)) void x4_rows_r(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb,
-                                                            const int R, int32_t type) {
-    switch (type) {
-    case QB_Q4_0: x4_nibbles_rows(g, x, y, nb, R, QB_Q4_0); break;
-    case QB_Q4_1: x4_nibbles_rows(g, x, y, nb, R, QB_Q4_1); break;
-    case QB_Q5_0: x4_nibbles_rows(g, x, y, nb, R, QB_Q5_0); break;
-    case QB_Q5_1: x4_nibbles_rows(g, x, y, nb, R, QB_Q5_1); break;
-    default: x4_q8_rows(g, x, y, nb, R); break;
-    }
-}
-
-// Row counts 1..X4_BATCH, each with R a constant.
+// Batched decode: every four-row type, up to four activation rows per pass.
+enum { X4_BATCH = 4 };
+static inline int x4_rows_type(int32_t type) { return x4_type(type); }
 static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb,
                                                             int64_t m, int32_t type) {
-    switch (m) {
-    case 4: x4_rows_r(g, x, y, nb, 4, type); break;
-    case 3: x4_rows_r(g, x, y, nb, 3, type); break;
-    case 2: x4_rows_r(g, x, y, nb, 2, type); break;
-    default: x4_rows_r(g, x, y, nb, 1, type); break;
+    switch (type) {
+    case QB_Q4_0: nibbles_x4_512_m(g, x, y, nb, m, QB_Q4_0); break;
+    case QB_Q4_1: nibbles_x4_512_m(g, x, y, nb, m, QB_Q4_1); break;
+    case QB_Q5_0: nibbles_x4_512_m(g, x, y, nb, m, QB_Q5_0); break;
+    case QB_Q5_1: nibbles_x4_512_m(g, x, y, nb, m, QB_Q5_1); break;
+    default:
+        switch (m) {
+        case 4: q8_0x4_512_rows(g, x, y, nb, 4); break;
+        case 3: q8_0x4_512_rows(g, x, y, nb, 3); break;
+        case 2: q8_0x4_512_rows(g, x, y, nb, 2); break;
+        default: q8_0x4_512_rows(g, x, y, nb, 1); break;
+        }
+    }
+}
+#elif defined(__AVX2__)
+// Batched decode: every four-row type, X4_AVX2_BATCH activation rows per pass.
+enum { X4_BATCH = X4_AVX2_BATCH };
+static inline int x4_rows_type(int32_t type) { return x4_type(type); }
+static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb,
+                                                            int64_t m, int32_t type) {
+    switch (type) {
+    case QB_Q4_0: nibbles_x4_m(g, x, y, nb, m, QB_Q4_0); break;
+    case QB_Q4_1: nibbles_x4_m(g, x, y, nb, m, QB_Q4_1); break;
+    case QB_Q5_0: nibbles_x4_m(g, x, y, nb, m, QB_Q5_0); break;
+    case QB_Q5_1: nibbles_x4_m(g, x, y, nb, m, QB_Q5_1); break;
+    default:
+        switch (m) {
+        case 4: q8_0x4_rows(g, x, y, nb, 4); break;
+        case 3: q8_0x4_rows(g, x, y, nb, 3); break;
+        case 2: q8_0x4_rows(g, x, y, nb, 2); break;
+        default: q8_0x4_rows(g, x, y, nb, 1); break;
+        }
     }
 }
 #endif
@@ -456,7 +471,7 @@ static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, co
 void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *xs, float *const *ys, int64_t n,
                              int64_t g0, int64_t g1, int64_t cols) {
 #if defined(__AVX2__)
-    if (x4_type(type)) {
+    if (x4_rows_type(type)) {
         const int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
         for (int64_t g = g0; g < g1; g++) {
             const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
