@@ -203,9 +203,20 @@ static float iq4_xs_q8k_avx2(const block_iq4_xs *w, const qb_q8k *a, int64_t nb)
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
-static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
+// A half super-block's 128 six-bit values (64 bytes of low nibbles, 32 of high bit pairs)
+// as four vectors of 32: values 0..31, 32..63, 64..95, 96..127.
+static inline __attribute__((always_inline)) void q6k_values_avx2(const uint8_t *ql, const uint8_t *qh, __m256i q[4]) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), m03 = _mm256_set1_epi8(0x03), m0c = _mm256_set1_epi8(0x0C),
                   m30 = _mm256_set1_epi8(0x30);
+    const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+    const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+    q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m03), 4));
+    q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(h, m0c), 2));
+    q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
+    q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+}
+
+static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     // Block k of a half takes scale 2k (its first 16 values, low lane) and 2k + 1 (high lane)
     // of the half's eight, which are held in both lanes.
     __m256i pick[4];
@@ -222,13 +233,8 @@ static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
             const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
             const int8_t *aq = a[i].qs + 128 * n;
             __m256i half = n ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
-            __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
             __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m03), 4));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(h, m0c), 2));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+            q6k_values_avx2(ql, qh, q);
             for (int k = 0; k < 4; k++) {
                 __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(aq + 32 * k)));
                 __m256i m = _mm256_madd_epi16(p, _mm256_shuffle_epi8(half, pick[k]));
@@ -254,8 +260,6 @@ enum { Q6K_BATCH = 4 };
 // (beyond the 16 registers they are read back from L1 as the multiplies' memory operands).
 static inline __attribute__((always_inline)) void q6_K_q8k_avx2_rows(const block_q6_K *w, const qb_q8k *const *xs, float *out,
                                                                      int64_t nb, const int R) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m03 = _mm256_set1_epi8(0x03), m0c = _mm256_set1_epi8(0x0C),
-                  m30 = _mm256_set1_epi8(0x30);
     __m256i pick[4];
     for (int k = 0; k < 4; k++) pick[k] = _mm256_permute2x128_si256(repeat16(2 * k), repeat16(2 * k + 1), 0x20);
     __m256 acc0[Q6K_BATCH], acc1[Q6K_BATCH];
@@ -268,13 +272,7 @@ static inline __attribute__((always_inline)) void q6_K_q8k_avx2_rows(const block
         for (int n = 0; n < 2; n++) {
             const uint8_t *ql = w[i].ql + 64 * n, *qh = w[i].qh + 32 * n;
             const __m256i half = n ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i h = _mm256_loadu_si256((const __m256i *)qh);
-            q[4 * n] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m03), 4));
-            q[4 * n + 1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(h, m0c), 2));
-            q[4 * n + 2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30));
-            q[4 * n + 3] =
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30));
+            q6k_values_avx2(ql, qh, q + 4 * n);
             for (int k = 0; k < 4; k++) sp[4 * n + k] = _mm256_shuffle_epi8(half, pick[k]);
         }
         const float wd = h2f(w[i].d);
