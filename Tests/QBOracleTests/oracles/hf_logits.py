@@ -2,12 +2,13 @@
 
 usage: hf_logits.py MODEL_DIR OUT.f32 TOKEN[,TOKEN...]
 Writes float32 logits [len(tokens), vocab] computed in float32 (weights upcast),
-with eager attention, to OUT.f32.
+with eager attention, to OUT.f32, and prints one line saying what computed them.
 """
 import sys
 
 import numpy as np
 import torch
+import transformers
 from transformers import LlamaForCausalLM
 
 
@@ -23,6 +24,10 @@ def main() -> None:
         out = model(torch.tensor([ids], dtype=torch.long), use_cache=False)
     logits = out.logits[0].to(torch.float32).numpy()
     np.ascontiguousarray(logits, dtype="<f4").tofile(out_path)
+    print(
+        f"torch {torch.__version__}, transformers {transformers.__version__}, "
+        f"{torch.backends.cpu.get_cpu_capability()}, {torch.get_num_threads()} threads"
+    )
 
 
 if __name__ == "__main__":
