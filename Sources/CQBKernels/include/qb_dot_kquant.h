@@ -7,9 +7,9 @@
 // wide, against q8k activations (cols/256 blocks).
 void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols);
 // Batched decode: ys[i][r] for rows [r0, r1) against xs[i] for i < n, each bitwise what
-// qb_matvec_kquant gives for xs[i] alone; a Q6_K row's values are assembled once for up to
-// four activation rows at a time (AVX-512), the other types and sets take the activation
-// rows one by one while the row is in cache.
+// qb_matvec_kquant gives for xs[i] alone; each super-block's values are unpacked once for up
+// to four activation rows at a time (AVX2 and AVX-512 sets; the portable set takes them one
+// by one while the row is in cache).
 void qb_matvec_kquant_rows(int32_t type, const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t r0,
                            int64_t r1, int64_t cols);
 // y[16g..16g+15] for row groups [g0, g1) of a Q4_K matrix in the 16-row decode layout of
@@ -17,7 +17,8 @@ void qb_matvec_kquant_rows(int32_t type, const void *w, const qb_q8k *const *xs,
 void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols);
 // Batched decode: ys[i][16g..16g+15] = the groups [g0, g1) against xs[i] for i < n, each
 // output bitwise what qb_matvec_q4_k_x16 gives for xs[i] alone; each group is loaded and
-// unpacked once for up to eight rows at a time (AVX-512), or read row by row while in cache.
+// unpacked once for up to eight rows at a time (AVX2 and AVX-512 sets), or read row by row
+// while in cache (portable set).
 void qb_matvec_q4_k_x16_rows(const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1,
                              int64_t cols);
 // One row by the portable C version of qb_matvec_kquant's kernel (for tests).

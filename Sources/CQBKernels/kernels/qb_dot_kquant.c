@@ -251,10 +251,100 @@ static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
 }
 
 #if !defined(QB_AVX512)
-// Activation rows per pass over a Q6_K row in batched decode (as on AVX-512).
-enum { Q6K_BATCH = 4 };
+// Activation rows per pass over a super-block row in batched decode (as on AVX-512).
+enum { KQ_BATCH = 4 };
 
-// R activation rows (1..Q6K_BATCH) against one Q6_K row: each activation row's arithmetic is
+// R activation rows (1..KQ_BATCH) against one Q4_K or Q5_K row: each activation row's
+// arithmetic is k45_q8k_avx2's, operation for operation (exact integer sums, then the same
+// float operations in the same order), so its result is bitwise that kernel's, while each
+// super-block's values are unpacked and its scales spread once for all R.
+static inline __attribute__((always_inline)) void k45_q8k_avx2_rows(const void *w, int fifth, const qb_q8k *const *xs, float *out,
+                                                                    int64_t nb, const int R) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i pick[8];
+    for (int c = 0; c < 8; c++) pick[c] = repeat16(c);
+    __m256 acc[KQ_BATCH], accm[KQ_BATCH];
+    for (int r = 0; r < R; r++) acc[r] = accm[r] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        float d, dmin;
+        const uint8_t *qh, *blk = k45_block(w, fifth, i, &d, &dmin, &qh), *qs = blk + (fifth ? 48 : 16);
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(blk, 3);
+        uint64_t sc, mn;
+        q4k_unpack_scales(blk + 4, &sc, &mn);
+        const __m128i mn8 = _mm_cvtsi64_si128((long long)mn);
+        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8));
+        const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+        const __m256i hb = fifth ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
+        __m256i v[8], sp[8];
+        for (int j = 0; j < 4; j++) {
+            __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * j));
+            v[2 * j] = _mm256_and_si256(q, m4);
+            v[2 * j + 1] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            if (fifth) {
+                v[2 * j] = _mm256_or_si256(v[2 * j], bit_to_16(hb, 2 * j));
+                v[2 * j + 1] = _mm256_or_si256(v[2 * j + 1], bit_to_16(hb, 2 * j + 1));
+            }
+            sp[2 * j] = _mm256_shuffle_epi8(sc16, pick[2 * j]);
+            sp[2 * j + 1] = _mm256_shuffle_epi8(sc16, pick[2 * j + 1]);
+        }
+        for (int r = 0; r < R; r++) {
+            const qb_q8k *a = xs[r] + i;
+            const __m256i msum = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *)a->s16));
+            __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
+            for (int j = 0; j < 4; j++) {
+                __m256i p0 = _mm256_maddubs_epi16(v[2 * j], _mm256_loadu_si256((const __m256i *)(a->qs + 64 * j)));
+                __m256i p1 = _mm256_maddubs_epi16(v[2 * j + 1], _mm256_loadu_si256((const __m256i *)(a->qs + 64 * j + 32)));
+                is0 = _mm256_add_epi32(is0, _mm256_madd_epi16(p0, sp[2 * j]));
+                is1 = _mm256_add_epi32(is1, _mm256_madd_epi16(p1, sp[2 * j + 1]));
+            }
+            acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1)), _mm256_set1_ps(d * a->d), acc[r]);
+            accm[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a->d), accm[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) out[r] = hsum_ps(_mm256_sub_ps(acc[r], accm[r]));
+}
+
+// R activation rows (1..KQ_BATCH) against one IQ4_XS row, each bitwise iq4_xs_q8k_avx2's:
+// each super-block's values, their magnitudes and its spread scales made once for all R.
+static inline __attribute__((always_inline)) void iq4_xs_q8k_avx2_rows(const block_iq4_xs *w, const qb_q8k *const *xs, float *out,
+                                                                       int64_t nb, const int R) {
+    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl));
+    __m256i pick[8];
+    for (int c = 0; c < 8; c++) pick[c] = repeat16(c);
+    __m256 acc0[KQ_BATCH], acc1[KQ_BATCH];
+    for (int r = 0; r < R; r++) acc0[r] = acc1[r] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 3);
+        const __m256i sc16 = _mm256_broadcastsi128_si256(iq4xs_scales16(w + i));
+        __m256i v[8], mag[8], sp[8];
+        for (int ib = 0; ib < 8; ib++) {
+            v[ib] = _mm256_shuffle_epi8(table, nibbles_lo_hi(w[i].qs + 16 * ib));
+            mag[ib] = _mm256_sign_epi8(v[ib], v[ib]);
+            sp[ib] = _mm256_shuffle_epi8(sc16, pick[ib]);
+        }
+        const float wd = h2f(w[i].d);
+        for (int r = 0; r < R; r++) {
+            const qb_q8k *a = xs[r] + i;
+            __m256i is0 = _mm256_setzero_si256(), is1 = _mm256_setzero_si256();
+            for (int ib = 0; ib < 8; ib += 2) {
+                __m256i x0 = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * ib));
+                __m256i x1 = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * ib + 32));
+                __m256i p0 = _mm256_maddubs_epi16(mag[ib], _mm256_sign_epi8(x0, v[ib]));
+                __m256i p1 = _mm256_maddubs_epi16(mag[ib + 1], _mm256_sign_epi8(x1, v[ib + 1]));
+                is0 = _mm256_add_epi32(is0, _mm256_madd_epi16(p0, sp[ib]));
+                is1 = _mm256_add_epi32(is1, _mm256_madd_epi16(p1, sp[ib + 1]));
+            }
+            __m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(is0, is1));
+            if (i & 1) acc1[r] = _mm256_fmadd_ps(f, _mm256_set1_ps(wd * a->d), acc1[r]);
+            else acc0[r] = _mm256_fmadd_ps(f, _mm256_set1_ps(wd * a->d), acc0[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) out[r] = hsum_ps(_mm256_add_ps(acc0[r], acc1[r]));
+}
+
+// R activation rows (1..KQ_BATCH) against one Q6_K row: each activation row's arithmetic is
 // q6_K_q8k_avx2's, operation for operation, so its result is bitwise that kernel's, while
 // each super-block's six-bit values are assembled and its scales spread once for all R
 // (beyond the 16 registers they are read back from L1 as the multiplies' memory operands).
@@ -262,7 +352,7 @@ static inline __attribute__((always_inline)) void q6_K_q8k_avx2_rows(const block
                                                                      int64_t nb, const int R) {
     __m256i pick[4];
     for (int k = 0; k < 4; k++) pick[k] = _mm256_permute2x128_si256(repeat16(2 * k), repeat16(2 * k + 1), 0x20);
-    __m256 acc0[Q6K_BATCH], acc1[Q6K_BATCH];
+    __m256 acc0[KQ_BATCH], acc1[KQ_BATCH];
     for (int k = 0; k < R; k++) acc0[k] = acc1[k] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
@@ -296,7 +386,17 @@ static inline __attribute__((always_inline)) void q6_K_q8k_avx2_rows(const block
     for (int r = 0; r < R; r++) out[r] = hsum_ps(_mm256_add_ps(acc0[r], acc1[r]));
 }
 
-// The set's multi-row kernel, for the dispatch below.
+// The set's multi-row kernels, for the dispatch below.
+static inline __attribute__((always_inline)) void k45_rows(const void *w, int fifth, const qb_q8k *const *xs, float *out, int64_t nb,
+                                                          const int R) {
+    k45_q8k_avx2_rows(w, fifth, xs, out, nb, R);
+}
+
+static inline __attribute__((always_inline)) void iq4_xs_rows(const block_iq4_xs *w, const qb_q8k *const *xs, float *out, int64_t nb,
+                                                             const int R) {
+    iq4_xs_q8k_avx2_rows(w, xs, out, nb, R);
+}
+
 static inline __attribute__((always_inline)) void q6_K_rows(const block_q6_K *w, const qb_q8k *const *xs, float *out, int64_t nb,
                                                            const int R) {
     q6_K_q8k_avx2_rows(w, xs, out, nb, R);
@@ -432,19 +532,111 @@ static float q6_K_q8k_512(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     return _mm512_reduce_add_ps(acc) - 32.0f * hsum_ps(accc);
 }
 
-// Activation rows per pass over a Q6_K row in batched decode: each row's two accumulators
-// beside a super-block's four unpacked value vectors and four scale vectors.
-enum { Q6K_BATCH = 4 };
+// Activation rows per pass over a super-block row in batched decode: each row's
+// accumulators beside a super-block's unpacked value vectors and spread scales.
+enum { KQ_BATCH = 4 };
 
-// R activation rows (1..Q6K_BATCH) against one Q6_K row: each activation row's arithmetic is
+// R activation rows (1..KQ_BATCH) against one Q4_K or Q5_K row, each bitwise k45_q8k_512's:
+// each super-block's values unpacked and its scales spread once for all R.
+static inline __attribute__((always_inline)) void k45_q8k_512_rows(const void *w, int fifth, const qb_q8k *const *xs, float *out,
+                                                                   int64_t nb, const int R) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(0x10);
+    const __m512i pick[4] = {pick_words(0, 2), pick_words(1, 3), pick_words(4, 6), pick_words(5, 7)};
+    __m512 acc[KQ_BATCH];
+    __m256 accm[KQ_BATCH];
+    for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps(), accm[r] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        float d, dmin;
+        const uint8_t *qh, *blk = k45_block(w, fifth, i, &d, &dmin, &qh), *qs = blk + (fifth ? 48 : 16);
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(blk, 3);
+        uint64_t sc, mn;
+        q4k_unpack_scales(blk + 4, &sc, &mn);
+        const __m128i mn8 = _mm_cvtsi64_si128((long long)mn);
+        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8));
+        const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
+        __m512i hl = _mm512_setzero_si512();
+        if (fifth) {
+            __m256i h = _mm256_loadu_si256((const __m256i *)qh);
+            hl = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+        }
+        __m512i lo[2], hi[2], sp[4];
+        for (int k = 0; k < 2; k++) {
+            __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * k));
+            lo[k] = _mm512_and_si512(q, m4), hi[k] = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+            if (fifth) {
+                lo[k] = _mm512_mask_add_epi8(lo[k], _mm512_test_epi8_mask(hl, _mm512_set1_epi8((char)(1 << (4 * k)))), lo[k], sixteen);
+                hi[k] = _mm512_mask_add_epi8(hi[k], _mm512_test_epi8_mask(hl, _mm512_set1_epi8((char)(2 << (4 * k)))), hi[k], sixteen);
+            }
+            sp[2 * k] = _mm512_permutexvar_epi16(pick[2 * k], sc16);
+            sp[2 * k + 1] = _mm512_permutexvar_epi16(pick[2 * k + 1], sc16);
+        }
+        for (int r = 0; r < R; r++) {
+            const qb_q8k *a = xs[r] + i;
+            const __m256i msum = _mm256_madd_epi16(mn16, _mm256_loadu_si256((const __m256i *)a->s16));
+            __m512i is[2];
+            for (int k = 0; k < 2; k++) {
+                __m512i p0 = _mm512_maddubs_epi16(lo[k], _mm512_loadu_si512((const void *)(a->qs_q4k + 128 * k)));
+                __m512i p1 = _mm512_maddubs_epi16(hi[k], _mm512_loadu_si512((const void *)(a->qs_q4k + 128 * k + 64)));
+                is[k] = _mm512_dpwssd_epi32(_mm512_madd_epi16(p0, sp[2 * k]), p1, sp[2 * k + 1]);
+            }
+            acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[0], is[1])), _mm512_set1_ps(d * a->d), acc[r]);
+            accm[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * a->d), accm[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) out[r] = _mm512_reduce_add_ps(acc[r]) - hsum_ps(accm[r]);
+}
+
+// R activation rows (1..KQ_BATCH) against one IQ4_XS row, each bitwise iq4_xs_q8k_512's:
+// each super-block's values, their magnitudes and signs and its spread scales made once.
+static inline __attribute__((always_inline)) void iq4_xs_q8k_512_rows(const block_iq4_xs *w, const qb_q8k *const *xs, float *out,
+                                                                      int64_t nb, const int R) {
+    const __m512i table = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)kvalues_iq4nl));
+    const __m512i m4 = _mm512_set1_epi8(0x0F), zero = _mm512_setzero_si512();
+    const __m512i pick[4] = {pick_words(0, 1), pick_words(2, 3), pick_words(4, 5), pick_words(6, 7)};
+    __m512 acc[KQ_BATCH];
+    for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(w + i, 3);
+        uint32_t sl;
+        memcpy(&sl, w[i].scales_l, 4);
+        uint64_t ls = _pdep_u64(sl, 0x0F0F0F0F0F0F0F0FULL) | _pdep_u64(w[i].scales_h, 0x3030303030303030ULL);
+        const __m512i sc16 = _mm512_castsi128_si512(_mm_sub_epi16(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)ls)), _mm_set1_epi16(32)));
+        __m512i mag[4], sp[4];
+        __mmask64 neg[4];
+        for (int k = 0; k < 4; k++) {
+            __m512i t = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * k)));
+            __m512i z = _mm512_shuffle_i64x2(t, t, 0x50);
+            __m512i v = _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_mask_srli_epi16(z, 0xFF00FF00u, z, 4), m4));
+            neg[k] = _mm512_movepi8_mask(v);
+            mag[k] = _mm512_abs_epi8(v);
+            sp[k] = _mm512_permutexvar_epi16(pick[k], sc16);
+        }
+        const float wd = h2f(w[i].d);
+        for (int r = 0; r < R; r++) {
+            const qb_q8k *a = xs[r] + i;
+            __m512i is = _mm512_setzero_si512();
+            for (int k = 0; k < 4; k++) {
+                __m512i x = _mm512_loadu_si512((const void *)(a->qs + 64 * k));
+                __m512i xn = _mm512_mask_sub_epi8(x, neg[k], zero, x);
+                is = _mm512_dpwssd_epi32(is, _mm512_maddubs_epi16(mag[k], xn), sp[k]);
+            }
+            acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_set1_ps(wd * a->d), acc[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) out[r] = _mm512_reduce_add_ps(acc[r]);
+}
+
+// R activation rows (1..KQ_BATCH) against one Q6_K row: each activation row's arithmetic is
 // q6_K_q8k_512's, operation for operation, so its result is bitwise that kernel's, while each
 // super-block's six-bit values are assembled and its scales spread once for all R.
 static inline __attribute__((always_inline)) void q6_K_q8k_512_rows(const block_q6_K *w, const qb_q8k *const *xs, float *out,
                                                                     int64_t nb, const int R) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m3 = _mm512_set1_epi8(0x03);
     const __m512i pick[4] = {pick_scales(0), pick_scales(4), pick_scales(8), pick_scales(12)};
-    __m512 acc[Q6K_BATCH];
-    __m256 accc[Q6K_BATCH];
+    __m512 acc[KQ_BATCH];
+    __m256 accc[KQ_BATCH];
     for (int k = 0; k < R; k++) acc[k] = _mm512_setzero_ps(), accc[k] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(w + i) + PREFETCH_K + 64 * l, _MM_HINT_T0);
@@ -480,7 +672,17 @@ static inline __attribute__((always_inline)) void q6_K_q8k_512_rows(const block_
     for (int k = 0; k < R; k++) out[k] = _mm512_reduce_add_ps(acc[k]) - 32.0f * hsum_ps(accc[k]);
 }
 
-// The set's multi-row kernel, for the dispatch below.
+// The set's multi-row kernels, for the dispatch below.
+static inline __attribute__((always_inline)) void k45_rows(const void *w, int fifth, const qb_q8k *const *xs, float *out, int64_t nb,
+                                                          const int R) {
+    k45_q8k_512_rows(w, fifth, xs, out, nb, R);
+}
+
+static inline __attribute__((always_inline)) void iq4_xs_rows(const block_iq4_xs *w, const qb_q8k *const *xs, float *out, int64_t nb,
+                                                             const int R) {
+    iq4_xs_q8k_512_rows(w, xs, out, nb, R);
+}
+
 static inline __attribute__((always_inline)) void q6_K_rows(const block_q6_K *w, const qb_q8k *const *xs, float *out, int64_t nb,
                                                            const int R) {
     q6_K_q8k_512_rows(w, xs, out, nb, R);
@@ -812,21 +1014,35 @@ void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, in
     for (int64_t r = r0; r < r1; r++) y[r] = kquant_row(type, (const uint8_t *)w + r * row_bytes, x, nb, 0);
 }
 
+#if defined(__AVX2__)
+// R activation rows (1..KQ_BATCH) against one row of `type` (a super-block format) by the
+// set's multi-row kernel.
+static inline __attribute__((always_inline)) void kquant_rows_r(int32_t type, const uint8_t *row, const qb_q8k *const *xs, float *out,
+                                                               int64_t nb, const int R) {
+    switch (type) {
+    case QB_Q4_K: k45_rows(row, 0, xs, out, nb, R); break;
+    case QB_Q5_K: k45_rows(row, 1, xs, out, nb, R); break;
+    case QB_Q6_K: q6_K_rows((const block_q6_K *)row, xs, out, nb, R); break;
+    default: iq4_xs_rows((const block_iq4_xs *)row, xs, out, nb, R); break;
+    }
+}
+#endif
+
 void qb_matvec_kquant_rows(int32_t type, const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t r0,
                            int64_t r1, int64_t cols) {
     int64_t nb = cols / 256, row_bytes = nb * qb_block_bytes(type);
     for (int64_t r = r0; r < r1; r++) {
         const uint8_t *row = (const uint8_t *)w + r * row_bytes;
 #if defined(__AVX2__)
-        if (type == QB_Q6_K) {
-            for (int64_t i = 0; i < n; i += Q6K_BATCH) {
-                float out[Q6K_BATCH];
-                const int m = n - i < Q6K_BATCH ? (int)(n - i) : Q6K_BATCH;
+        if (type == QB_Q4_K || type == QB_Q5_K || type == QB_Q6_K || type == QB_IQ4_XS) {
+            for (int64_t i = 0; i < n; i += KQ_BATCH) {
+                float out[KQ_BATCH];
+                const int m = n - i < KQ_BATCH ? (int)(n - i) : KQ_BATCH;
                 switch (m) {
-                case 4: q6_K_rows((const block_q6_K *)row, xs + i, out, nb, 4); break;
-                case 3: q6_K_rows((const block_q6_K *)row, xs + i, out, nb, 3); break;
-                case 2: q6_K_rows((const block_q6_K *)row, xs + i, out, nb, 2); break;
-                default: q6_K_rows((const block_q6_K *)row, xs + i, out, nb, 1); break;
+                case 4: kquant_rows_r(type, row, xs + i, out, nb, 4); break;
+                case 3: kquant_rows_r(type, row, xs + i, out, nb, 3); break;
+                case 2: kquant_rows_r(type, row, xs + i, out, nb, 2); break;
+                default: kquant_rows_r(type, row, xs + i, out, nb, 1); break;
                 }
                 for (int k = 0; k < m; k++) ys[i + k][r] = out[k];
             }
