@@ -138,9 +138,10 @@ extension Linear {
     /// (`qb_matvec_repacked_rows`: up to four rows per pass), Q4_K's sixteen-row groups up
     /// to eight rows per pass (`qb_matvec_q4_k_x16_rows`) and MLX's up to four
     /// (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
-    /// against every activation row (`qb_matvec_kquant_rows`: Q6_K's values assembled once
-    /// for four), the other formats row by row over blocks of `batchUnitBlock` units. The
-    /// portable set runs the one-row kernels once per activation row.
+    /// against every activation row (`qb_matvec_kquant_rows`: each super-block's values
+    /// unpacked once for up to four), the other formats row by row over blocks of
+    /// `batchUnitBlock` units. The portable set runs the one-row kernels once per activation
+    /// row.
     /// X is `[count][cols]`; Y[i] is `[count][ws[i].rows]`.
     public static func matvecRows(
         _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool,
@@ -151,8 +152,9 @@ extension Linear {
         let inputs = QuantizedInput.rows(ws, x, cols: cols, count: count, pool: pool)
         let tiles = ws.map { kernel == .best && takesQ4Tiles($0) }
         let block = batchUnitBlock
-        // Interleaved Q4_0/Q8_0 and the sixteen-row groups of Q4_K and MLX take the multi-row
-        // kernels: each group's blocks are loaded and unpacked once for several activation rows.
+        // Interleaved formats, the sixteen-row groups of Q4_K and MLX and the super-block rows
+        // take the multi-row kernels: each group's blocks are loaded and unpacked once for
+        // several activation rows.
         let q8a: [UnsafePointer<qb_q8a>?] = inputs.map(\.q8a)
         let q8k: [UnsafePointer<qb_q8k>?] = inputs.map(\.q8k)
         let offs: [UnsafePointer<Int32>?] = inputs.map(\.offsets)

@@ -117,6 +117,22 @@ static inline uint64_t kq_scales(const uint8_t *scales, const qb_q8k *a, __m256i
     return sc;
 }
 
+// Super-block i of a Q4_K or Q5_K row for the multi-row kernels, prefetched ahead: its d and
+// dmin, its nibbles and fifth bits, its eight 6-bit scales as bytes (`sc`) and its minimums
+// as 16-bit values, each taken twice (for the activations' sums per 16, as kq_scales).
+static inline __attribute__((always_inline)) void k45_rows_block(const void *w, int fifth, int64_t i, float *d, float *dmin,
+                                                                 const uint8_t **qs, const uint8_t **qh, uint64_t *sc,
+                                                                 __m256i *mn16) {
+    const uint8_t *blk = k45_block(w, fifth, i, d, dmin, qh);
+    *qs = blk + (fifth ? 48 : 16);
+    for (int l = 0; l < 3; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
+    qb_prefetch_l2(blk, 3);
+    uint64_t mn;
+    q4k_unpack_scales(blk + 4, sc, &mn);
+    const __m128i mn8 = _mm_cvtsi64_si128((long long)mn);
+    *mn16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8));
+}
+
 // Q4_K and Q5_K (`fifth`: each value's fifth bit ORed onto its nibble; values up to 31, so
 // a vpmaddubsw pair stays within 2 x 31 x 127).
 static inline __attribute__((always_inline)) float k45_q8k_avx2(const void *w, int fifth, const qb_q8k *a, int64_t nb) {
@@ -267,13 +283,10 @@ static inline __attribute__((always_inline)) void k45_q8k_avx2_rows(const void *
     for (int r = 0; r < R; r++) acc[r] = accm[r] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         float d, dmin;
-        const uint8_t *qh, *blk = k45_block(w, fifth, i, &d, &dmin, &qh), *qs = blk + (fifth ? 48 : 16);
-        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(blk, 3);
-        uint64_t sc, mn;
-        q4k_unpack_scales(blk + 4, &sc, &mn);
-        const __m128i mn8 = _mm_cvtsi64_si128((long long)mn);
-        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8));
+        const uint8_t *qh, *qs;
+        uint64_t sc;
+        __m256i mn16;
+        k45_rows_block(w, fifth, i, &d, &dmin, &qs, &qh, &sc, &mn16);
         const __m256i sc16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
         const __m256i hb = fifth ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
         __m256i v[8], sp[8];
@@ -547,13 +560,10 @@ static inline __attribute__((always_inline)) void k45_q8k_512_rows(const void *w
     for (int r = 0; r < R; r++) acc[r] = _mm512_setzero_ps(), accm[r] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         float d, dmin;
-        const uint8_t *qh, *blk = k45_block(w, fifth, i, &d, &dmin, &qh), *qs = blk + (fifth ? 48 : 16);
-        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(blk, 3);
-        uint64_t sc, mn;
-        q4k_unpack_scales(blk + 4, &sc, &mn);
-        const __m128i mn8 = _mm_cvtsi64_si128((long long)mn);
-        const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn8, mn8));
+        const uint8_t *qh, *qs;
+        uint64_t sc;
+        __m256i mn16;
+        k45_rows_block(w, fifth, i, &d, &dmin, &qs, &qh, &sc, &mn16);
         const __m512i sc16 = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc)));
         __m512i hl = _mm512_setzero_si512();
         if (fifth) {
