@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Whole-step times (ms) of `serve --bench-batch` per file, build, batch and round from
-run.sh's output, and each round's ratio before / after (same round, adjacent runs)."""
+run.sh's output, and each round's ratio before / after (same round, adjacent runs).
+A kernel set named after the round (`== round 1 avx2 FILE qb-BUILD`) is kept with the file.
+usage: summarize.py RUN.txt [BEFORE AFTER]"""
 import re, sys, collections
 runs = collections.defaultdict(dict)  # (model, round) -> build -> {batch: ms}
 gate = collections.defaultdict(dict)  # (model, round) -> build -> {batch: us}
 cur = None
 for line in open(sys.argv[1]):
-    m = re.match(r"== round (\d+) (\S+) qb-(\S+) ", line)
+    m = re.match(r"== round (\d+) (?:(avx2|avx512|portable) )?(\S+) qb-(\S+) ", line)
     if m:
-        cur = (m.group(2), int(m.group(1)), m.group(3))
+        model = f"{m.group(2)} {m.group(3)}" if m.group(2) else m.group(3)
+        cur = (model, int(m.group(1)), m.group(4))
         runs[cur[:2]][cur[2]] = {}
         gate[cur[:2]][cur[2]] = {}
         continue
