@@ -229,6 +229,36 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// The four-row layout's decode, alone and batched, at the values' extremes: every value
+    /// the format's largest (Q5's fifth bits all set) against activations that all quantize
+    /// to +127, to -127, or alternate by block, where a 16-bit partial sum carried a step too
+    /// far would wrap (a Q5 block's 32 products are 31 x 127 each).
+    func testInterleavedLayoutAtTheExtremes() throws {
+        try onEveryKernelSet {
+            let rows = 16, cols = 256, count = 3
+            let x: [Float] = (0..<count).flatMap { r in
+                (0..<cols).map { c -> Float in r == 0 ? 1 : r == 1 ? -1 : (c / 32) % 2 == 0 ? 1 : -1 }
+            }
+            for t in [GGMLType.q4_0, .q4_1, .q5_0, .q5_1] {
+                let plain = randomBlocks(t, rows: rows, cols: cols)
+                let raw = UnsafeMutableRawPointer(mutating: plain.base)
+                let scalesBytes = t == .q4_0 || t == .q5_0 ? 2 : 4
+                for b in 0..<(rows * cols / 32) {
+                    for i in scalesBytes..<t.blockBytes { raw.storeBytes(of: 0xFF, toByteOffset: b * t.blockBytes + i, as: UInt8.self) }
+                }
+                let packed = try XCTUnwrap(plain.interleavedForDecode(pool: ThreadPool(threads: 1)))
+                let out = FloatBuffer(count: count * rows)
+                Linear.matvecRows([packed], x, [out.pointer], count: count, pool: ThreadPool(threads: 1))
+                for r in 0..<count {
+                    let xr = Array(x[(r * cols)..<((r + 1) * cols)])
+                    let alone = matvec(packed, xr, threads: 1)
+                    XCTAssertEqual(Array(out.array[(r * rows)..<((r + 1) * rows)]), alone, "\(t.name), activation row \(r): batched as alone")
+                    XCTAssertLessThan(relativeError(alone, Reference.matvec(plain, xr)), 2e-5, "\(t.name), activation row \(r)")
+                }
+            }
+        }
+    }
+
     /// Q4_K's sixteen-row decode layout on random blocks (every bit of the 6-bit scales and
     /// minimums, every nibble): the same stored blocks and values back, products equal to the
     /// portable row kernel's at any thread count and alone or batched, prefill bitwise the

@@ -172,100 +172,203 @@ static inline float x4_offset_factor(int32_t type) {
     return qb_q32_has_min(type) ? 1.0f : (float)qb_q32_offset(type);
 }
 
-// Sums of the low and high 128-bit halves: [row r, row r+1].
-static inline void hsum_halves(__m256 v, float *lo, float *hi) {
-    __m128 a = _mm256_castps256_ps128(v), b = _mm256_extractf128_ps(v, 1);
-    __m128 t = _mm_hadd_ps(a, b);
-    t = _mm_hadd_ps(t, t);
-    *lo = _mm_cvtss_f32(t);
-    *hi = _mm_cvtss_f32(_mm_movehdup_ps(t));
-}
-
-// Activation rows per pass of the four-row kernels over a group: four rows (1.22x less time
-// than one at a time, eight rows of a 2048 x 8192 Q4_0 matrix on an Intel Xeon) spill some
-// of their 12 accumulators and still beat two (1.10-1.15x).
+// Activation rows per pass of the Q8_0 four-row kernel over a group: four rows (1.22x less
+// time than one at a time, eight rows of a 2048 x 8192 matrix, then the nibble types' kernel,
+// on an Intel Xeon) spill some of their 12 accumulators and still beat two (1.10-1.15x).
 enum { X4_AVX2_BATCH = 4 };
 
-// Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant), four rows, against R activation rows
-// (1..X4_AVX2_BATCH: batched decode). Two rows share one 32-byte load: the low nibbles are
-// values 0..15 of both rows, the high nibbles values 16..31, so each is dotted with one half
-// of the activations broadcast to both lanes. Values are used unsigned (the fifth bits ORed
-// on, pairs of products at most 2 x 31 x 128); the offset (Q4_0 -8, Q5_0 -16) or the
-// minimum (Q4_1, Q5_1) meets the activations' block sums, and is added at the end. The
-// group's quants are loaded and split once per block for all R rows, each row's arithmetic
-// the same whatever R, so a row's sums are bitwise what it gets alone (R = 1).
-static inline __attribute__((always_inline)) void nibbles_x4_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
-                                                                  int64_t nb, const int R, const int32_t type) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    __m256 acc01[X4_AVX2_BATCH], acc23[X4_AVX2_BATCH];
-    __m128 off[X4_AVX2_BATCH];
-    for (int k = 0; k < R; k++) {
-        acc01[k] = acc23[k] = _mm256_setzero_ps();
-        off[k] = _mm_setzero_ps();
+// Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant) two four-row groups at a time: eight rows,
+// whose block sums stay exact integers (one per row and block) until each meets its block's
+// scales, so every row's float arithmetic is the same short sequence however its integer was
+// formed: acc = fma(I, d x dx, acc), then acc = fma(c, sx, acc), c the row's offset times d
+// (Q4_0 -8, Q5_0 -16: exact) or its minimum (Q4_1, Q5_1). The one-row kernel and the
+// batched one below form I differently (for one activation row, per group; for several, per
+// step of four values shared by all rows) and agree bit for bit. The eight rows sit in the
+// lanes in the order 0, 2, 4, 6, 1, 3, 5, 7 (rows 4-7 are the second group's 0-3), which the
+// in-lane shuffles give for free, and are put back in order once at the end.
+
+// One group-block's values as bytes (the fifth bits ORed on): v[0] values 0..15 of rows 0
+// (low lane) and 1 (high lane), v[1] of rows 2 and 3, v[2] and v[3] values 16..31 of the same.
+static inline __attribute__((always_inline)) void x4_values(const uint8_t *g, const int32_t type, __m256i v[4]) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const int64_t qs = qb_x4_qs(type);
+    const __m256i q01 = _mm256_loadu_si256((const __m256i *)(g + qs)), q23 = _mm256_loadu_si256((const __m256i *)(g + qs + 32));
+    v[0] = _mm256_and_si256(q01, m4);
+    v[1] = _mm256_and_si256(q23, m4);
+    v[2] = _mm256_and_si256(_mm256_srli_epi16(q01, 4), m4);
+    v[3] = _mm256_and_si256(_mm256_srli_epi16(q23, 4), m4);
+    if (qb_q32_has_fifth(type)) {
+        // Words 0..3 of the fifth bits: v[0], v[1], v[2], v[3]'s.
+        __m256i bits = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(g + qb_x4_qh(type))));
+        v[0] = _mm256_or_si256(v[0], q5_fifth_bits_at(bits, 0));
+        v[1] = _mm256_or_si256(v[1], q5_fifth_bits_at(bits, 1));
+        v[2] = _mm256_or_si256(v[2], q5_fifth_bits_at(bits, 2));
+        v[3] = _mm256_or_si256(v[3], q5_fifth_bits_at(bits, 3));
     }
-    const __m256i lanes01 = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1), lanes23 = _mm256_setr_epi32(2, 2, 2, 2, 3, 3, 3, 3);
-    const int minimum = qb_q32_has_min(type), five = qb_q32_has_fifth(type);
-    const int64_t step = qb_x4_bytes(type), qs = qb_x4_qs(type), qh = qb_x4_qh(type);
-    for (int64_t b = 0; b < nb; b++, g += step) {
-        _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
-        qb_prefetch_l2(g, 1);
-        const __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
-        const __m128 c = minimum ? _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(g + QB_X4_MIN))) : d;
-        const __m256i q01 = _mm256_loadu_si256((const __m256i *)(g + qs));
-        const __m256i q23 = _mm256_loadu_si256((const __m256i *)(g + qs + 32));
-        __m256i l01 = _mm256_and_si256(q01, m4), h01 = _mm256_and_si256(_mm256_srli_epi16(q01, 4), m4);
-        __m256i l23 = _mm256_and_si256(q23, m4), h23 = _mm256_and_si256(_mm256_srli_epi16(q23, 4), m4);
-        if (five) {
-            // Words 0..3: values 0..15 of rows 0-1, of rows 2-3, values 16..31 of rows 0-1, 2-3.
-            __m256i bits = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(g + qh)));
-            l01 = _mm256_or_si256(l01, q5_fifth_bits_at(bits, 0));
-            l23 = _mm256_or_si256(l23, q5_fifth_bits_at(bits, 1));
-            h01 = _mm256_or_si256(h01, q5_fifth_bits_at(bits, 2));
-            h23 = _mm256_or_si256(h23, q5_fifth_bits_at(bits, 3));
+}
+
+// The eight rows' f16 at offset `at` of two group-blocks, as f32 in the lanes' row order.
+static inline __m256 x8_halves(const uint8_t *g0, const uint8_t *g1, int64_t at) {
+    __m128i h = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(g0 + at)), _mm_loadl_epi64((const __m128i *)(g1 + at)));
+    return _mm256_permutevar8x32_ps(_mm256_cvtph_ps(h), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+}
+
+// A block's scales d and what meets the activations' block sums, c (see above).
+static inline __attribute__((always_inline)) void x8_scales(const uint8_t *g0, const uint8_t *g1, const int32_t type,
+                                                            __m256 *d, __m256 *c) {
+    *d = x8_halves(g0, g1, 0);
+    *c = qb_q32_has_min(type) ? x8_halves(g0, g1, QB_X4_MIN) : _mm256_mul_ps(*d, _mm256_set1_ps((float)qb_q32_offset(type)));
+}
+
+// The eight sums back in row order; `rows` (8, or 4 for a lone group) stored.
+static inline void x8_store(__m256 acc, float *y, const int rows) {
+    acc = _mm256_permutevar8x32_ps(acc, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    if (rows == 8) _mm256_storeu_ps(y, acc);
+    else _mm_storeu_ps(y, _mm256_castps256_ps128(acc));
+}
+
+// One activation row against groups g0 and g1 (g1 = g0 for a lone group, its rows computed
+// twice and stored once). Per group two rows share one 32-byte load, each half of the
+// activations broadcast to both lanes; pairs of products stay within 2 x 31 x 128.
+static inline __attribute__((always_inline)) void nibbles_x8(const uint8_t *g0, const uint8_t *g1, const qb_q8a *x, float *y,
+                                                             int64_t nb, const int rows, const int32_t type) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int64_t step = qb_x4_bytes(type);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g0 += step, g1 += step, x++) {
+        _mm_prefetch((const char *)g0 + PREFETCH_Q4, _MM_HINT_T0);
+        _mm_prefetch((const char *)g1 + PREFETCH_Q4, _MM_HINT_T0);
+        qb_prefetch_l2(g0, 1);
+        qb_prefetch_l2(g1, 1);
+        const __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)x->qs));
+        const __m256i xhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x->qs + 16)));
+        // Per group, each row's eight 16-bit partial sums (four products each) to four (eight
+        // products: at most 8 x 31 x 128), to two 32-bit ones; then to one per row: lanes 0, 2,
+        // 4, 6 | 1, 3, 5, 7.
+        __m256i m[2];
+        for (int k = 0; k < 2; k++) {
+            __m256i v[4];
+            x4_values(k ? g1 : g0, type, v);
+            const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(v[0], xlo), _mm256_maddubs_epi16(v[2], xhi));
+            const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(v[1], xlo), _mm256_maddubs_epi16(v[3], xhi));
+            m[k] = _mm256_madd_epi16(_mm256_hadd_epi16(p01, p23), ones);
         }
+        const __m256i is = _mm256_hadd_epi32(m[0], m[1]);
+        __m256 d, c;
+        x8_scales(g0, g1, type, &d, &c);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(x->d)), acc);
+        acc = _mm256_fmadd_ps(c, _mm256_set1_ps(x->s), acc);
+    }
+    x8_store(acc, y, rows);
+}
+
+// Activation rows per pass of the batched kernel (each pass reads the two groups from L1).
+enum { X8_AVX2_BATCH = 8 };
+
+// R activation rows (2..X8_AVX2_BATCH, batched decode) against groups g0 and g1 as
+// nibbles_x8. The two groups' values are moved once per block into eight steps of four
+// values of all eight rows (32-bit in-lane unpacks), so each activation row takes one
+// broadcast of four bytes and one vpmaddubsw per step, its pairs summed in 16-bit lanes as
+// far as the values' width lets them (4 bits all eight steps: 8 x 2 x 15 x 128 = 30720;
+// 5 bits four: 4 x 2 x 31 x 128 = 31744).
+static inline __attribute__((always_inline)) void nibbles_x8_rows(const uint8_t *g0, const uint8_t *g1, const qb_q8a *const *xs,
+                                                                  float *const *ys, int64_t nb, const int R, const int rows,
+                                                                  const int32_t type) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int64_t step = qb_x4_bytes(type);
+    __m256 acc[X8_AVX2_BATCH];
+    for (int k = 0; k < R; k++) acc[k] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g0 += step, g1 += step) {
+        _mm_prefetch((const char *)g0 + PREFETCH_Q4, _MM_HINT_T0);
+        _mm_prefetch((const char *)g1 + PREFETCH_Q4, _MM_HINT_T0);
+        qb_prefetch_l2(g0, 1);
+        qb_prefetch_l2(g1, 1);
+        __m256i va[4], vb[4], s[8];
+        x4_values(g0, type, va);
+        x4_values(g1, type, vb);
+        for (int h = 0; h < 2; h++) {
+            __m256i t0 = _mm256_unpacklo_epi32(va[2 * h], va[2 * h + 1]), t1 = _mm256_unpackhi_epi32(va[2 * h], va[2 * h + 1]);
+            __m256i t2 = _mm256_unpacklo_epi32(vb[2 * h], vb[2 * h + 1]), t3 = _mm256_unpackhi_epi32(vb[2 * h], vb[2 * h + 1]);
+            s[4 * h] = _mm256_unpacklo_epi64(t0, t2);
+            s[4 * h + 1] = _mm256_unpackhi_epi64(t0, t2);
+            s[4 * h + 2] = _mm256_unpacklo_epi64(t1, t3);
+            s[4 * h + 3] = _mm256_unpackhi_epi64(t1, t3);
+        }
+        __m256 d, c;
+        x8_scales(g0, g1, type, &d, &c);
         for (int k = 0; k < R; k++) {
             const qb_q8a *x = xs[k] + b;
-            const __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)x->qs));
-            const __m256i xhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x->qs + 16)));
-            off[k] = _mm_fmadd_ps(c, _mm_set1_ps(x->s), off[k]);
-            const __m256 dd = _mm256_castps128_ps256(_mm_mul_ps(d, _mm_set1_ps(x->d)));
-            const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(l01, xlo), _mm256_maddubs_epi16(h01, xhi));
-            const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(l23, xlo), _mm256_maddubs_epi16(h23, xhi));
-            acc01[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p01, ones)), _mm256_permutevar8x32_ps(dd, lanes01), acc01[k]);
-            acc23[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p23, ones)), _mm256_permutevar8x32_ps(dd, lanes23), acc23[k]);
+            __m256i is = _mm256_setzero_si256();
+            for (int part = 0; part < (qb_q32_has_fifth(type) ? 2 : 1); part++) {
+                const int n = qb_q32_has_fifth(type) ? 4 : 8, s0 = 4 * part;
+                __m256i p = _mm256_setzero_si256();
+                for (int t = s0; t < s0 + n; t++) {
+                    int32_t v;
+                    memcpy(&v, x->qs + 4 * t, 4);
+                    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(s[t], _mm256_set1_epi32(v)));
+                }
+                is = _mm256_add_epi32(is, _mm256_madd_epi16(p, ones));
+            }
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(x->d)), acc[k]);
+            acc[k] = _mm256_fmadd_ps(c, _mm256_set1_ps(x->s), acc[k]);
         }
     }
-    for (int k = 0; k < R; k++) {
-        float o[4];
-        _mm_storeu_ps(o, _mm_mul_ps(off[k], _mm_set1_ps(x4_offset_factor(type))));
-        float s0, s1, s2, s3;
-        hsum_halves(acc01[k], &s0, &s1);
-        hsum_halves(acc23[k], &s2, &s3);
-        ys[k][0] = s0 + o[0];
-        ys[k][1] = s1 + o[1];
-        ys[k][2] = s2 + o[2];
-        ys[k][3] = s3 + o[3];
-    }
+    for (int k = 0; k < R; k++) x8_store(acc[k], ys[k], rows);
 }
-static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb,
-                                                             const int32_t type) {
-    nibbles_x4_rows(g, &x, &y, nb, 1, type);
-}
-static void q4_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q4_0); }
-static void q4_1x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q4_1); }
-static void q5_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q5_0); }
-static void q5_1x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4(g, x, y, nb, QB_Q5_1); }
 
-// Row counts 1..X4_AVX2_BATCH of nibbles_x4_rows, each with R a constant.
-static inline __attribute__((always_inline)) void nibbles_x4_m(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
-                                                               int64_t nb, int64_t m, const int32_t type) {
-    switch (m) {
-    case 4: nibbles_x4_rows(g, xs, ys, nb, 4, type); break;
-    case 3: nibbles_x4_rows(g, xs, ys, nb, 3, type); break;
-    case 2: nibbles_x4_rows(g, xs, ys, nb, 2, type); break;
-    default: nibbles_x4_rows(g, xs, ys, nb, 1, type); break;
+// Groups [g0, g1) of a four-row nibble matrix `w` against n activation rows, two groups at a
+// time (a lone last group alone), the rows X8_AVX2_BATCH at a time, each count a constant.
+static inline __attribute__((always_inline)) void nibbles_x8_groups(const uint8_t *w, const qb_q8a *const *xs,
+                                                                    float *const *ys, int64_t n, int64_t g0, int64_t g1,
+                                                                    int64_t nb, const int32_t type) {
+    const int64_t gb = nb * qb_x4_bytes(type);
+    for (int64_t g = g0; g < g1; g += 2) {
+        const uint8_t *a = w + g * gb, *b = g + 1 < g1 ? a + gb : a;
+        const int rows = g + 1 < g1 ? 8 : 4;
+        for (int64_t i = 0; i < n; i += X8_AVX2_BATCH) {
+            const qb_q8a *const *x = xs + i;
+            float *y[X8_AVX2_BATCH];
+            int64_t m = n - i < X8_AVX2_BATCH ? n - i : X8_AVX2_BATCH;
+            for (int64_t r = 0; r < m; r++) y[r] = ys[i + r] + 4 * g;
+            switch (m) {
+            case 8: nibbles_x8_rows(a, b, x, y, nb, 8, rows, type); break;
+            case 7: nibbles_x8_rows(a, b, x, y, nb, 7, rows, type); break;
+            case 6: nibbles_x8_rows(a, b, x, y, nb, 6, rows, type); break;
+            case 5: nibbles_x8_rows(a, b, x, y, nb, 5, rows, type); break;
+            case 4: nibbles_x8_rows(a, b, x, y, nb, 4, rows, type); break;
+            case 3: nibbles_x8_rows(a, b, x, y, nb, 3, rows, type); break;
+            case 2: nibbles_x8_rows(a, b, x, y, nb, 2, rows, type); break;
+            default: nibbles_x8(a, b, x[0], y[0], nb, rows, type); break;
+            }
+        }
     }
 }
+#if !defined(QB_AVX512)
+static void q4_0x8(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t nb) {
+    nibbles_x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q4_0);
+}
+static void q4_1x8(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t nb) {
+    nibbles_x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q4_1);
+}
+static void q5_0x8(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t nb) {
+    nibbles_x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q5_0);
+}
+static void q5_1x8(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t nb) {
+    nibbles_x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q5_1);
+}
+
+// The nibble types' eight-row function, or NULL.
+typedef void (*x8_fn)(const uint8_t *, const qb_q8a *const *, float *const *, int64_t, int64_t, int64_t, int64_t);
+static x8_fn nibbles_x8_fn(int32_t type) {
+    switch (type) {
+    case QB_Q4_0: return q4_0x8;
+    case QB_Q4_1: return q4_1x8;
+    case QB_Q5_0: return q5_0x8;
+    case QB_Q5_1: return q5_1x8;
+    default: return NULL;
+    }
+}
+#endif
 
 // Q8_0, four rows: each row's signed quants against the activations with the sign moved
 // onto the activations (|w| is exact even for -128), one activation load for four rows.
@@ -446,31 +549,27 @@ static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, co
     }
 }
 #elif defined(__AVX2__)
-// Batched decode: every four-row type, X4_AVX2_BATCH activation rows per pass. The same
-// dispatch as the avx512 set's above, kept apart: one written for both behind per-set
-// wrappers (6ea3eda) left outputs bitwise but took Q4_1 at four rows 7-11% longer here, the
-// compiler allocating the inlined kernel otherwise.
+// Batched decode: Q8_0's four-row groups, X4_AVX2_BATCH activation rows per pass (the
+// nibble types take two groups at a time: nibbles_x8_groups).
 enum { X4_BATCH = X4_AVX2_BATCH };
 static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb,
                                                             int64_t m, int32_t type) {
-    switch (type) {
-    case QB_Q4_0: nibbles_x4_m(g, x, y, nb, m, QB_Q4_0); break;
-    case QB_Q4_1: nibbles_x4_m(g, x, y, nb, m, QB_Q4_1); break;
-    case QB_Q5_0: nibbles_x4_m(g, x, y, nb, m, QB_Q5_0); break;
-    case QB_Q5_1: nibbles_x4_m(g, x, y, nb, m, QB_Q5_1); break;
-    default:
-        switch (m) {
-        case 4: q8_0x4_rows(g, x, y, nb, 4); break;
-        case 3: q8_0x4_rows(g, x, y, nb, 3); break;
-        case 2: q8_0x4_rows(g, x, y, nb, 2); break;
-        default: q8_0x4_rows(g, x, y, nb, 1); break;
-        }
+    (void)type;
+    switch (m) {
+    case 4: q8_0x4_rows(g, x, y, nb, 4); break;
+    case 3: q8_0x4_rows(g, x, y, nb, 3); break;
+    case 2: q8_0x4_rows(g, x, y, nb, 2); break;
+    default: q8_0x4_rows(g, x, y, nb, 1); break;
     }
 }
 #endif
 
 void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *xs, float *const *ys, int64_t n,
                              int64_t g0, int64_t g1, int64_t cols) {
+#if defined(__AVX2__) && !defined(QB_AVX512)
+    x8_fn f = nibbles_x8_fn(type);
+    if (f) { f((const uint8_t *)w, xs, ys, n, g0, g1, cols / 32); return; }
+#endif
 #if defined(__AVX2__)
     if (x4_type(type)) {
         const int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
@@ -492,6 +591,10 @@ void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *x
 }
 
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
+#if defined(__AVX2__) && !defined(QB_AVX512)
+    x8_fn f = nibbles_x8_fn(type);
+    if (f) { f((const uint8_t *)w, &x, &y, 1, g0, g1, cols / 32); return; }
+#endif
     int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
     for (int64_t g = g0; g < g1; g++) {
         const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
@@ -503,10 +606,6 @@ void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, 
         if (type == QB_Q8_0) { q8_0x4_512(grp, x, y + 4 * g, nb); continue; }
 #endif
 #if defined(__AVX2__)
-        if (type == QB_Q4_0) { q4_0x4(grp, x, y + 4 * g, nb); continue; }
-        if (type == QB_Q4_1) { q4_1x4(grp, x, y + 4 * g, nb); continue; }
-        if (type == QB_Q5_0) { q5_0x4(grp, x, y + 4 * g, nb); continue; }
-        if (type == QB_Q5_1) { q5_1x4(grp, x, y + 4 * g, nb); continue; }
         if (type == QB_Q8_0) { q8_0x4(grp, x, y + 4 * g, nb); continue; }
 #endif
         matvec_scalar(type, w, g, x, y + 4 * g, nb);
