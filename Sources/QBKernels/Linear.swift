@@ -135,8 +135,8 @@ extension Linear {
     /// from memory once per step and dotted with all `count` rows while it is in cache:
     /// interleaved Q4_0 on the 16-row tiles (`takesQ4Tiles`, AVX-512: up to 8 rows per
     /// pass), the other interleaved formats (and Q4_0 on AVX2) on the four-row kernels
-    /// (`qb_matvec_repacked_rows`: up to four rows per pass; on AVX2 the 4- and 5-bit types
-    /// two groups at a time for up to eight), Q4_K's sixteen-row groups up
+    /// (`qb_matvec_repacked_rows`: up to four rows per pass; on AVX2 two groups at a time
+    /// for up to eight), Q4_K's sixteen-row groups up
     /// to eight rows per pass (`qb_matvec_q4_k_x16_rows`) and MLX's up to four
     /// (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
     /// against every activation row (`qb_matvec_kquant_rows`: each super-block's values

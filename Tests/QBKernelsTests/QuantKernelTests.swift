@@ -230,21 +230,23 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
     }
 
     /// The four-row layout's decode, alone and batched, at the values' extremes: every value
-    /// the format's largest (Q5's fifth bits all set) against activations that all quantize
-    /// to +127, to -127, or alternate by block, where a 16-bit partial sum carried a step too
-    /// far would wrap (a Q5 block's 32 products are 31 x 127 each).
+    /// the format's largest (Q5's fifth bits all set; Q8_0's -128) against activations that
+    /// all quantize to +127, to -127, or alternate by block, where a 16-bit partial sum
+    /// carried a step too far would wrap (a Q5 block's 32 products are 31 x 127 each, a pair
+    /// of Q8_0's 2 x 128 x 127).
     func testInterleavedLayoutAtTheExtremes() throws {
         try onEveryKernelSet {
             let rows = 16, cols = 256, count = 3
             let x: [Float] = (0..<count).flatMap { r in
                 (0..<cols).map { c -> Float in r == 0 ? 1 : r == 1 ? -1 : (c / 32) % 2 == 0 ? 1 : -1 }
             }
-            for t in [GGMLType.q4_0, .q4_1, .q5_0, .q5_1] {
+            for t in [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0] {
                 let plain = randomBlocks(t, rows: rows, cols: cols)
                 let raw = UnsafeMutableRawPointer(mutating: plain.base)
-                let scalesBytes = t == .q4_0 || t == .q5_0 ? 2 : 4
+                let scalesBytes = t == .q4_1 || t == .q5_1 ? 4 : 2
+                let extreme: UInt8 = t == .q8_0 ? 0x80 : 0xFF
                 for b in 0..<(rows * cols / 32) {
-                    for i in scalesBytes..<t.blockBytes { raw.storeBytes(of: 0xFF, toByteOffset: b * t.blockBytes + i, as: UInt8.self) }
+                    for i in scalesBytes..<t.blockBytes { raw.storeBytes(of: extreme, toByteOffset: b * t.blockBytes + i, as: UInt8.self) }
                 }
                 let packed = try XCTUnwrap(plain.interleavedForDecode(pool: ThreadPool(threads: 1)))
                 let out = FloatBuffer(count: count * rows)

@@ -2,6 +2,7 @@
 # Batched decode on the avx2 set: the release builds of the tree before (qb-before) and after
 # (qb-after), alternating per file; whole steps and layer 0's gate+up (serve --bench-batch).
 #   MODELS=… GEMMA=… ./run.sh > run.txt
+#   FILES=l1b-Q8_0.gguf MODELS=… ./run.sh > run-q8.txt   (qb-after: the Q8_0 commit's build)
 cd "$(dirname "$0")"
 FILES=${FILES:-"l1b-Q4_0.gguf gemma"}
 for r in $(seq 1 ${ROUNDS:-2}); do

@@ -67,8 +67,8 @@ void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0,
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols);
 // The same for `n` activation rows at once (batched decode): ys[i][4g..4g+3] from xs[i],
 // each bitwise what qb_matvec_repacked gives for xs[i] alone. Each weight block is loaded
-// and unpacked once for up to four activation rows (on AVX2 the 4- and 5-bit types' blocks
-// of two groups at a time for up to eight).
+// and unpacked once for up to four activation rows (on AVX2 the blocks of two groups at a
+// time for up to eight).
 void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *xs, float *const *ys, int64_t n,
                              int64_t g0, int64_t g1, int64_t cols);
 

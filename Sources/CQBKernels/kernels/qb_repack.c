@@ -172,11 +172,6 @@ static inline float x4_offset_factor(int32_t type) {
     return qb_q32_has_min(type) ? 1.0f : (float)qb_q32_offset(type);
 }
 
-// Activation rows per pass of the Q8_0 four-row kernel over a group: four rows (1.22x less
-// time than one at a time, eight rows of a 2048 x 8192 matrix, then the nibble types' kernel,
-// on an Intel Xeon) spill some of their 12 accumulators and still beat two (1.10-1.15x).
-enum { X4_AVX2_BATCH = 4 };
-
 // Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant) two four-row groups at a time: eight rows,
 // whose block sums stay exact integers (one per row and block) until each meets its block's
 // scales, so every row's float arithmetic is the same short sequence however its integer was
@@ -220,6 +215,17 @@ static inline __attribute__((always_inline)) void x8_scales(const uint8_t *g0, c
     *c = qb_q32_has_min(type) ? x8_halves(g0, g1, QB_X4_MIN) : _mm256_mul_ps(*d, _mm256_set1_ps((float)qb_q32_offset(type)));
 }
 
+// Both groups' streams: `lines` cache lines `near` bytes ahead into L1, and as many
+// QB_L2_AHEAD ahead into L2.
+static inline __attribute__((always_inline)) void x8_prefetch(const uint8_t *g0, const uint8_t *g1, int64_t near, const int lines) {
+    for (int l = 0; l < lines; l++) {
+        _mm_prefetch((const char *)g0 + near + 64 * l, _MM_HINT_T0);
+        _mm_prefetch((const char *)g1 + near + 64 * l, _MM_HINT_T0);
+    }
+    qb_prefetch_l2(g0, lines);
+    qb_prefetch_l2(g1, lines);
+}
+
 // The eight sums back in row order; `rows` (8, or 4 for a lone group) stored.
 static inline void x8_store(__m256 acc, float *y, const int rows) {
     acc = _mm256_permutevar8x32_ps(acc, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
@@ -236,10 +242,7 @@ static inline __attribute__((always_inline)) void nibbles_x8(const uint8_t *g0, 
     const int64_t step = qb_x4_bytes(type);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++, g0 += step, g1 += step, x++) {
-        _mm_prefetch((const char *)g0 + PREFETCH_Q4, _MM_HINT_T0);
-        _mm_prefetch((const char *)g1 + PREFETCH_Q4, _MM_HINT_T0);
-        qb_prefetch_l2(g0, 1);
-        qb_prefetch_l2(g1, 1);
+        x8_prefetch(g0, g1, PREFETCH_Q4, 1);
         const __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)x->qs));
         const __m256i xhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x->qs + 16)));
         // Per group, each row's eight 16-bit partial sums (four products each) to four (eight
@@ -279,10 +282,7 @@ static inline __attribute__((always_inline)) void nibbles_x8_rows(const uint8_t 
     __m256 acc[X8_AVX2_BATCH];
     for (int k = 0; k < R; k++) acc[k] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++, g0 += step, g1 += step) {
-        _mm_prefetch((const char *)g0 + PREFETCH_Q4, _MM_HINT_T0);
-        _mm_prefetch((const char *)g1 + PREFETCH_Q4, _MM_HINT_T0);
-        qb_prefetch_l2(g0, 1);
-        qb_prefetch_l2(g1, 1);
+        x8_prefetch(g0, g1, PREFETCH_Q4, 1);
         __m256i va[4], vb[4], s[8];
         x4_values(g0, type, va);
         x4_values(g1, type, vb);
@@ -316,9 +316,86 @@ static inline __attribute__((always_inline)) void nibbles_x8_rows(const uint8_t 
     for (int k = 0; k < R; k++) x8_store(acc[k], ys[k], rows);
 }
 
-// Groups [g0, g1) of a four-row nibble matrix `w` against n activation rows, two groups at a
-// time (a lone last group alone), the rows X8_AVX2_BATCH at a time, each count a constant.
-static inline __attribute__((always_inline)) void nibbles_x8_groups(const uint8_t *w, const qb_q8a *const *xs,
+// Q8_0, two four-row groups at a time as the nibble types above: each row's block sum one
+// exact integer, then acc = fma(I, d x dx, acc), eight rows to a vector in row order. The
+// signed quants meet the activations through their magnitudes (|w| exact even for -128) with
+// the sign moved onto the activations, pairs of products at most 2 x 128 x 127, so every
+// vpmaddubsw is widened (vpmaddwd) before the next is added.
+
+// One activation row against groups g0 and g1 (g1 = g0 for a lone group): each row's 32
+// quants against the 32 activations, then the eight rows' eight partial sums to one each.
+static inline __attribute__((always_inline)) void q8_0x8(const uint8_t *g0, const uint8_t *g1, const qb_q8a *x, float *y,
+                                                         int64_t nb, const int rows) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g0 += QB_X4_Q8_BYTES, g1 += QB_X4_Q8_BYTES, x++) {
+        x8_prefetch(g0, g1, PREFETCH_Q8, 3);
+        const __m256i xv = _mm256_loadu_si256((const __m256i *)x->qs);
+        __m256i p[8];
+        for (int r = 0; r < 8; r++) {
+            const __m256i w = _mm256_loadu_si256((const __m256i *)((r < 4 ? g0 : g1) + QB_X4_QS + 32 * (r & 3)));
+            p[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xv, w)), ones);
+        }
+        // Rows 0-3's sums of each 128-bit half in lanes 0-3 | 4-7, the same for rows 4-7.
+        const __m256i lo = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+        const __m256i hi = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+        const __m256i is = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+        const __m256 d = _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)g0), _mm_loadl_epi64((const __m128i *)g1)));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(x->d)), acc);
+    }
+    if (rows == 8) _mm256_storeu_ps(y, acc);
+    else _mm_storeu_ps(y, _mm256_castps256_ps128(acc));
+}
+
+// R activation rows (2..X8_AVX2_BATCH) against groups g0 and g1 as q8_0x8: the eight rows'
+// quants transposed once per block into eight steps of four values of all eight rows (and
+// their magnitudes), so each activation row takes one broadcast of four bytes, one sign, one
+// vpmaddubsw and one vpmaddwd per step.
+static inline __attribute__((always_inline)) void q8_0x8_rows(const uint8_t *g0, const uint8_t *g1, const qb_q8a *const *xs,
+                                                              float *const *ys, int64_t nb, const int R, const int rows) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[X8_AVX2_BATCH];
+    for (int k = 0; k < R; k++) acc[k] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g0 += QB_X4_Q8_BYTES, g1 += QB_X4_Q8_BYTES) {
+        x8_prefetch(g0, g1, PREFETCH_Q8, 3);
+        __m256i w[8], t[8], s[8], m[8];
+        for (int r = 0; r < 8; r++) w[r] = _mm256_loadu_si256((const __m256i *)((r < 4 ? g0 : g1) + QB_X4_QS + 32 * (r & 3)));
+        // 8 x 8 words: t holds steps {0, 4}, {1, 5}, ... of rows 0-3 (t[0..3]) and 4-7 (t[4..7]).
+        for (int h = 0; h < 2; h++) {
+            const __m256i *v = w + 4 * h;
+            __m256i a = _mm256_unpacklo_epi32(v[0], v[1]), c = _mm256_unpackhi_epi32(v[0], v[1]);
+            __m256i e = _mm256_unpacklo_epi32(v[2], v[3]), f = _mm256_unpackhi_epi32(v[2], v[3]);
+            t[4 * h] = _mm256_unpacklo_epi64(a, e);
+            t[4 * h + 1] = _mm256_unpackhi_epi64(a, e);
+            t[4 * h + 2] = _mm256_unpacklo_epi64(c, f);
+            t[4 * h + 3] = _mm256_unpackhi_epi64(c, f);
+        }
+        for (int j = 0; j < 4; j++) {
+            s[j] = _mm256_permute2x128_si256(t[j], t[4 + j], 0x20);
+            s[4 + j] = _mm256_permute2x128_si256(t[j], t[4 + j], 0x31);
+        }
+        for (int j = 0; j < 8; j++) m[j] = _mm256_sign_epi8(s[j], s[j]);
+        const __m256 d = _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)g0), _mm_loadl_epi64((const __m128i *)g1)));
+        for (int k = 0; k < R; k++) {
+            const qb_q8a *x = xs[k] + b;
+            __m256i is = _mm256_setzero_si256();
+            for (int j = 0; j < 8; j++) {
+                int32_t v;
+                memcpy(&v, x->qs + 4 * j, 4);
+                is = _mm256_add_epi32(is, _mm256_madd_epi16(_mm256_maddubs_epi16(m[j], _mm256_sign_epi8(_mm256_set1_epi32(v), s[j])), ones));
+            }
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(x->d)), acc[k]);
+        }
+    }
+    for (int k = 0; k < R; k++) {
+        if (rows == 8) _mm256_storeu_ps(ys[k], acc[k]);
+        else _mm_storeu_ps(ys[k], _mm256_castps256_ps128(acc[k]));
+    }
+}
+
+// Groups [g0, g1) of a four-row matrix `w` against n activation rows, two groups at a time
+// (a lone last group alone), the rows X8_AVX2_BATCH at a time, each count a constant.
+static inline __attribute__((always_inline)) void x8_groups(const uint8_t *w, const qb_q8a *const *xs,
                                                                     float *const *ys, int64_t n, int64_t g0, int64_t g1,
                                                                     int64_t nb, const int32_t type) {
     const int64_t gb = nb * qb_x4_bytes(type);
@@ -331,78 +408,57 @@ static inline __attribute__((always_inline)) void nibbles_x8_groups(const uint8_
             int64_t m = n - i < X8_AVX2_BATCH ? n - i : X8_AVX2_BATCH;
             for (int64_t r = 0; r < m; r++) y[r] = ys[i + r] + 4 * g;
             switch (m) {
-            case 8: nibbles_x8_rows(a, b, x, y, nb, 8, rows, type); break;
-            case 7: nibbles_x8_rows(a, b, x, y, nb, 7, rows, type); break;
-            case 6: nibbles_x8_rows(a, b, x, y, nb, 6, rows, type); break;
-            case 5: nibbles_x8_rows(a, b, x, y, nb, 5, rows, type); break;
-            case 4: nibbles_x8_rows(a, b, x, y, nb, 4, rows, type); break;
-            case 3: nibbles_x8_rows(a, b, x, y, nb, 3, rows, type); break;
-            case 2: nibbles_x8_rows(a, b, x, y, nb, 2, rows, type); break;
-            default: nibbles_x8(a, b, x[0], y[0], nb, rows, type); break;
+#define QB_X8_PASS(R)                                                                                   \
+    if (type == QB_Q8_0) q8_0x8_rows(a, b, x, y, nb, R, rows);                                          \
+    else nibbles_x8_rows(a, b, x, y, nb, R, rows, type);                                               \
+    break;
+            case 8: QB_X8_PASS(8)
+            case 7: QB_X8_PASS(7)
+            case 6: QB_X8_PASS(6)
+            case 5: QB_X8_PASS(5)
+            case 4: QB_X8_PASS(4)
+            case 3: QB_X8_PASS(3)
+            case 2: QB_X8_PASS(2)
+#undef QB_X8_PASS
+            default:
+                if (type == QB_Q8_0) q8_0x8(a, b, x[0], y[0], nb, rows);
+                else nibbles_x8(a, b, x[0], y[0], nb, rows, type);
+                break;
             }
         }
     }
 }
 #if !defined(QB_AVX512)
 static void q4_0x8(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t nb) {
-    nibbles_x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q4_0);
+    x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q4_0);
 }
 static void q4_1x8(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t nb) {
-    nibbles_x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q4_1);
+    x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q4_1);
 }
 static void q5_0x8(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t nb) {
-    nibbles_x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q5_0);
+    x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q5_0);
 }
 static void q5_1x8(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t nb) {
-    nibbles_x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q5_1);
+    x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q5_1);
+}
+static void q8_0x8g(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t nb) {
+    x8_groups(w, xs, ys, n, g0, g1, nb, QB_Q8_0);
 }
 
-// The nibble types' eight-row function, or NULL.
+// The four-row types' eight-row function, or NULL.
 typedef void (*x8_fn)(const uint8_t *, const qb_q8a *const *, float *const *, int64_t, int64_t, int64_t, int64_t);
-static x8_fn nibbles_x8_fn(int32_t type) {
+static x8_fn x8_fn_for(int32_t type) {
     switch (type) {
     case QB_Q4_0: return q4_0x8;
     case QB_Q4_1: return q4_1x8;
     case QB_Q5_0: return q5_0x8;
     case QB_Q5_1: return q5_1x8;
+    case QB_Q8_0: return q8_0x8g;
     default: return NULL;
     }
 }
 #endif
 
-// Q8_0, four rows: each row's signed quants against the activations with the sign moved
-// onto the activations (|w| is exact even for -128), one activation load for four rows.
-// R activation rows (1..X4_AVX2_BATCH) at once: the rows' quants and their magnitudes are
-// loaded and taken once per block for all R, each activation row's arithmetic the same
-// whatever R.
-static inline __attribute__((always_inline)) void q8_0x4_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
-                                                              int64_t nb, const int R) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[X4_AVX2_BATCH][4];
-    for (int k = 0; k < R; k++)
-        for (int r = 0; r < 4; r++) acc[k][r] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
-        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(g, 3);
-        const __m128 dh = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
-        __m256i w[4], aw[4];
-        for (int r = 0; r < 4; r++) {
-            w[r] = _mm256_loadu_si256((const __m256i *)(g + QB_X4_QS + 32 * r));
-            aw[r] = _mm256_sign_epi8(w[r], w[r]);
-        }
-        for (int k = 0; k < R; k++) {
-            const __m256i xv = _mm256_loadu_si256((const __m256i *)xs[k][b].qs);
-            const __m256 dd = _mm256_castps128_ps256(_mm_mul_ps(dh, _mm_set1_ps(xs[k][b].d)));
-            for (int r = 0; r < 4; r++) {
-                __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw[r], _mm256_sign_epi8(xv, w[r])), ones);
-                acc[k][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_permutevar8x32_ps(dd, _mm256_set1_epi32(r)), acc[k][r]);
-            }
-        }
-    }
-    for (int k = 0; k < R; k++)
-        for (int r = 0; r < 4; r++) ys[k][r] = hsum_ps(acc[k][r]);
-}
-static void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { q8_0x4_rows(g, &x, &y, nb, 1); }
 #endif
 
 #if defined(QB_AVX512)
@@ -548,29 +604,15 @@ static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, co
         }
     }
 }
-#elif defined(__AVX2__)
-// Batched decode: Q8_0's four-row groups, X4_AVX2_BATCH activation rows per pass (the
-// nibble types take two groups at a time: nibbles_x8_groups).
-enum { X4_BATCH = X4_AVX2_BATCH };
-static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb,
-                                                            int64_t m, int32_t type) {
-    (void)type;
-    switch (m) {
-    case 4: q8_0x4_rows(g, x, y, nb, 4); break;
-    case 3: q8_0x4_rows(g, x, y, nb, 3); break;
-    case 2: q8_0x4_rows(g, x, y, nb, 2); break;
-    default: q8_0x4_rows(g, x, y, nb, 1); break;
-    }
-}
 #endif
 
 void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *xs, float *const *ys, int64_t n,
                              int64_t g0, int64_t g1, int64_t cols) {
 #if defined(__AVX2__) && !defined(QB_AVX512)
-    x8_fn f = nibbles_x8_fn(type);
+    x8_fn f = x8_fn_for(type);
     if (f) { f((const uint8_t *)w, xs, ys, n, g0, g1, cols / 32); return; }
 #endif
-#if defined(__AVX2__)
+#if defined(QB_AVX512)
     if (x4_type(type)) {
         const int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
         for (int64_t g = g0; g < g1; g++) {
@@ -592,7 +634,7 @@ void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *x
 
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
 #if defined(__AVX2__) && !defined(QB_AVX512)
-    x8_fn f = nibbles_x8_fn(type);
+    x8_fn f = x8_fn_for(type);
     if (f) { f((const uint8_t *)w, &x, &y, 1, g0, g1, cols / 32); return; }
 #endif
     int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
@@ -604,9 +646,6 @@ void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, 
         if (type == QB_Q5_0) { q5_0x4_512(grp, x, y + 4 * g, nb); continue; }
         if (type == QB_Q5_1) { q5_1x4_512(grp, x, y + 4 * g, nb); continue; }
         if (type == QB_Q8_0) { q8_0x4_512(grp, x, y + 4 * g, nb); continue; }
-#endif
-#if defined(__AVX2__)
-        if (type == QB_Q8_0) { q8_0x4(grp, x, y + 4 * g, nb); continue; }
 #endif
         matvec_scalar(type, w, g, x, y + 4 * g, nb);
     }
