@@ -3,7 +3,9 @@ import CQBKernels
 /// Decode of interleaved Q4_0 on 16-row tiles (`qb_matvec_tiles.h`): one activation row or
 /// the rows of a batched step against one read of the weights, each output computed by the
 /// same float operations whatever else shares its tile, so a sequence's logits are bitwise
-/// the same alone and in any batch.
+/// the same alone and in any batch. On the same kernel set interleaved Q4_1, Q5_0, Q5_1
+/// and Q8_0 take the same tiles inside `qb_matvec_repacked` and `qb_matvec_repacked_rows`
+/// (`qb_tile16.h`).
 extension Linear {
     /// Whether products with `w` take the tiles: interleaved Q4_0 on a kernel set with their
     /// vector code (AVX-512 VNNI). Asked each time, as `IntTiles.wideValues`: tests switch
@@ -11,6 +13,21 @@ extension Linear {
     /// whose batched form is bitwise their single-row form too.
     static func takesQ4Tiles(_ w: Matrix) -> Bool {
         w.layout == .interleaved4 && w.format == .ggml(.q4_0) && qb_matvec_q4_0x16_fast() != 0
+    }
+
+    /// Whether products with `w` against `rows` activation rows run on 16-row tiles on the
+    /// engine's kernels (`kernel` `.best`): interleaved Q4_0 (`takesQ4Tiles`), Q4_1, Q5_0 or
+    /// Q5_1 on the set with the tiles, and Q8_0 there in batches (one Q8_0 row streams its
+    /// groups one after another, bitwise what the tile gives it). Their parallel sections
+    /// then share whole tiles out (`shareUnits`).
+    static func takesTiles(_ w: Matrix, rows: Int, kernel: BatchKernel = .best) -> Bool {
+        guard w.layout == .interleaved4, qb_matvec_q4_0x16_fast() != 0 else { return false }
+        switch w.format {
+        case .ggml(.q4_0): return kernel == .best
+        case .ggml(.q4_1), .ggml(.q5_0), .ggml(.q5_1): return true
+        case .ggml(.q8_0): return rows > 1
+        default: return false
+        }
     }
 
     /// Row groups [g0, g1) of `w` (`takesQ4Tiles`) for `count` activation rows: `xs[b]` is

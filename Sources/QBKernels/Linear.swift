@@ -27,7 +27,7 @@ public enum Linear {
     ) {
         guard let cols = ws.first?.cols else { return }
         let input = QuantizedInput(ws, x, cols: cols, pool: pool)
-        shareUnits(ws, tiles: ws.allSatisfy(takesQ4Tiles), pool: pool) { i, lo, hi in rows(ws[i], input, ys[i], lo, hi) }
+        shareUnits(ws, tiles: ws.allSatisfy { takesTiles($0, rows: 1) }, pool: pool) { i, lo, hi in rows(ws[i], input, ys[i], lo, hi) }
     }
 
     /// Shares the units of `ws` (rows, or the interleaved layouts' groups of rows; the
@@ -40,10 +40,10 @@ public enum Linear {
     /// bandwidth (tapered, a two-thread decode ran about 1.03x on an Intel Xeon, by the
     /// medians of six `ab` runs of Q4_0 and Q4_K_M, most of their intervals including 1;
     /// Q8_0 the same: results/decode-chunks-2026-11-28/).
-    /// When every matrix takes the 16-row tiles (`tiles`), chunks are whole tiles and at
-    /// least four: each chunk's first tile starts cold (its prefetch came from the previous
-    /// tile), which cost 7% at two tiles a chunk and nothing measurable from four (8 rows,
-    /// one core).
+    /// When every matrix takes the 16-row tiles (`tiles`: `takesTiles`), chunks are whole
+    /// tiles and at least four: each chunk's first tile starts cold (its prefetch came from
+    /// the previous tile), which cost 7% at two tiles a chunk and nothing measurable from
+    /// four (8 rows, one core).
     static func shareUnits(_ ws: [Matrix], tiles: Bool, pool: ThreadPool, _ body: (Int, Int, Int) -> Void) {
         var offsets = [0]
         for w in ws { offsets.append(offsets[offsets.count - 1] + w.rows / w.unitRows) }
@@ -133,12 +133,11 @@ extension Linear {
     /// `matvec(_:_:_:pool:)` gives for row b alone, whatever `count` is, so a sequence
     /// samples the same tokens alone or beside others. Each block of weight rows is read
     /// from memory once per step and dotted with all `count` rows while it is in cache:
-    /// interleaved Q4_0 on the 16-row tiles (`takesQ4Tiles`, AVX-512: up to 8 rows per
-    /// pass), the other interleaved formats (and Q4_0 on AVX2) on the four-row kernels
-    /// (`qb_matvec_repacked_rows`: up to four rows per pass; on AVX2 two groups at a time
-    /// for up to eight), Q4_K's sixteen-row groups up
-    /// to eight rows per pass (`qb_matvec_q4_k_x16_rows`) and MLX's up to four
-    /// (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
+    /// the four-row interleaved types on the 16-row tiles where the set has them
+    /// (`takesTiles`, AVX-512: up to 8 rows per pass), on AVX2 on its four-row kernels
+    /// (`qb_matvec_repacked_rows`: two groups at a time, up to eight rows per pass), Q4_K's
+    /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`) and MLX's up
+    /// to four (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
     /// against every activation row (`qb_matvec_kquant_rows`: each super-block's values
     /// unpacked once for up to four), the other formats row by row over blocks of
     /// `batchUnitBlock` units. The portable set runs the one-row kernels once per activation
@@ -160,7 +159,7 @@ extension Linear {
         let q8k: [UnsafePointer<qb_q8k>?] = inputs.map(\.q8k)
         let offs: [UnsafePointer<Int32>?] = inputs.map(\.offsets)
         let outRows: [[UnsafeMutablePointer<Float>?]] = zip(ws, ys).map { w, y in (0..<count).map { y + $0 * w.rows } }
-        shareUnits(ws, tiles: tiles.allSatisfy { $0 }, pool: pool) { i, lo, hi in
+        shareUnits(ws, tiles: ws.allSatisfy { takesTiles($0, rows: count, kernel: kernel) }, pool: pool) { i, lo, hi in
             let w = ws[i], n = Int64(count), g0 = Int64(lo), g1 = Int64(hi), cols = Int64(w.cols)
             switch (w.layout, w.format) {
             case (.interleaved4, _):
@@ -216,10 +215,10 @@ extension Linear {
     public enum BatchKernel: Sendable {
         /// The engine's choice: the 16-row tiles where the kernel set has them.
         case best
-        /// The four-row kernel (`qb_matvec_repacked_rows`) at every batch size, one row
-        /// included: what batched decode ran before the tiles, kept for side-by-side timing
-        /// (`quantbench serve --bench-batch`). Bitwise equal to `matvec` only on sets
-        /// without the tiles.
+        /// Interleaved Q4_0 on the four-row kernel (`qb_matvec_repacked_rows`) at every batch
+        /// size, one row included: what batched decode ran before the tiles, kept for
+        /// side-by-side timing (`quantbench serve --bench-batch`). Bitwise equal to `matvec`
+        /// only on sets without the tiles. The other formats run as with `.best`.
         case fourRow
     }
 }

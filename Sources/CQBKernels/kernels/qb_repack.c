@@ -1,8 +1,10 @@
 // Four-row interleaved GGML blocks for decode, and Q4_K's 16-row groups (layouts in
 // qb_repack.h; Q4_K's products are in qb_dot_kquant.c). The scalar code is the definition;
-// the AVX2 path is the fast one and is tested equal to it.
+// the AVX2 kernels and the AVX-512 set's 16-row tiles (qb_tile16.h) are the fast ones and
+// are tested equal to it.
 #include "qb_repack.h"
 #include "qb_scalar.h"
+#include "qb_tile16.h"
 #include <string.h>
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -165,12 +167,6 @@ static void matvec_scalar(int32_t type, const uint8_t *w, int64_t g, const qb_q8
 // single core at ~12 GB/s on these loops, with it they reach ~17 GB/s (measured on Zen 3,
 // 8192 x 8192 matrices, interleaved medians of 15).
 enum { PREFETCH_Q4 = 4096, PREFETCH_Q8 = 2048 };
-
-// What the accumulated (scale or minimum) x (activation block sum) is multiplied by before
-// it is added: the symmetric types' offset, 1 for a minimum.
-static inline float x4_offset_factor(int32_t type) {
-    return qb_q32_has_min(type) ? 1.0f : (float)qb_q32_offset(type);
-}
 
 // The AVX2 set's decode of Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant), two four-row groups
 // at a time: eight rows, whose block sums stay exact integers (one per row and block) until
@@ -471,20 +467,19 @@ static inline __m128 sum_quads(__m512 v) {
     return _mm_loadu_ps(o);
 }
 
-// Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant), four rows on 64-byte vectors, against R
-// activation rows (1..4: batched decode) at once: the four rows' 16 quant bytes fill the four
-// 128-bit lanes; low nibbles (values 0..15) and high nibbles (16..31), the fifth bits added
-// in as 16 under their eight-byte masks, each meet their half of the activations broadcast
-// to every lane, unsigned x signed (vpdpbusd), and the offset or minimum is added at the end
-// through the activations' block sums. The group's quants are loaded and split once per
-// block for all R rows, each row's arithmetic the same whatever R, so a row's sums are
-// bitwise what it gets alone (R = 1, the single-row kernels below).
-static inline __attribute__((always_inline)) void nibbles_x4_512_rows(
-    const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb, const int R, const int32_t type) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F), sixteen = _mm512_set1_epi8(16);
+// Q4_0 four rows on 64-byte vectors against R activation rows (1..4) at once: the four
+// rows' 16 quant bytes fill the four 128-bit lanes; low nibbles (values 0..15) and high
+// nibbles (16..31) each meet their half of the activations broadcast to every lane,
+// unsigned x signed (vpdpbusd), and the offset is added at the end through the
+// activations' block sums. The group's quants are loaded and split once per block for all
+// R rows, each row's arithmetic the same whatever R. Decode takes interleaved Q4_0 on the
+// 16-row tiles (qb_matvec_tiles.c); this is the four-row kernel kept for side-by-side
+// timing (Linear.BatchKernel.fourRow). The other types take the tiles here (one Q8_0 row
+// the single-stream kernel below).
+static inline __attribute__((always_inline)) void q4_0x4_512_rows(const uint8_t *g, const qb_q8a *const *xs, float *const *ys,
+                                                                  int64_t nb, const int R) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
     const __m512i quads = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
-    const int minimum = qb_q32_has_min(type), five = qb_q32_has_fifth(type);
-    const int64_t step = qb_x4_bytes(type), qs = qb_x4_qs(type), qh = qb_x4_qh(type);
     __m512 acc0[4], acc1[4];
     __m128 off[4];
     for (int r = 0; r < R; r++) {
@@ -492,117 +487,92 @@ static inline __attribute__((always_inline)) void nibbles_x4_512_rows(
         acc1[r] = _mm512_setzero_ps();
         off[r] = _mm_setzero_ps();
     }
-    for (int64_t b = 0; b < nb; b++, g += step) {
+    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q4_BYTES) {
         _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
         qb_prefetch_l2(g, 1);
-        __m512i q = _mm512_loadu_si512((const void *)(g + qs));
+        __m512i q = _mm512_loadu_si512((const void *)(g + QB_X4_QS));
         __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-        if (five) {
-            uint64_t ml, mh;
-            memcpy(&ml, g + qh, 8);
-            memcpy(&mh, g + qh + 8, 8);
-            lo = _mm512_mask_add_epi8(lo, (__mmask64)ml, lo, sixteen);
-            hi = _mm512_mask_add_epi8(hi, (__mmask64)mh, hi, sixteen);
-        }
         __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
-        __m128 c = minimum ? _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(g + QB_X4_MIN))) : d;
         for (int r = 0; r < R; r++) {
             const qb_q8a *x = xs[r] + b;
             __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)x->qs));
             __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(x->qs + 16)));
             __m512i p = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, xlo), hi, xhi);
-            off[r] = _mm_fmadd_ps(c, _mm_set1_ps(x->s), off[r]);
+            off[r] = _mm_fmadd_ps(d, _mm_set1_ps(x->s), off[r]);
             __m512 dd = _mm512_permutexvar_ps(quads, _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x->d))));
             if (b & 1) acc1[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc1[r]);
             else acc0[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), dd, acc0[r]);
         }
     }
     for (int r = 0; r < R; r++)
-        _mm_storeu_ps(ys[r], _mm_add_ps(sum_quads(_mm512_add_ps(acc0[r], acc1[r])), _mm_mul_ps(off[r], _mm_set1_ps(x4_offset_factor(type)))));
+        _mm_storeu_ps(ys[r], _mm_add_ps(sum_quads(_mm512_add_ps(acc0[r], acc1[r])), _mm_mul_ps(off[r], _mm_set1_ps((float)qb_q32_offset(QB_Q4_0)))));
 }
+static void q4_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { q4_0x4_512_rows(g, &x, &y, nb, 1); }
 
-static inline __attribute__((always_inline)) void nibbles_x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb,
-                                                                 const int32_t type) {
-    nibbles_x4_512_rows(g, &x, &y, nb, 1, type);
-}
-static void q4_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q4_0); }
-static void q4_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q4_1); }
-static void q5_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_0); }
-static void q5_1x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { nibbles_x4_512(g, x, y, nb, QB_Q5_1); }
-
-// Row counts 1..4 of nibbles_x4_512_rows, each with R a constant.
-static inline __attribute__((always_inline)) void nibbles_x4_512_m(const uint8_t *g, const qb_q8a *const *xs,
-                                                                   float *const *ys, int64_t nb, int64_t m, const int32_t type) {
-    switch (m) {
-    case 4: nibbles_x4_512_rows(g, xs, ys, nb, 4, type); break;
-    case 3: nibbles_x4_512_rows(g, xs, ys, nb, 3, type); break;
-    case 2: nibbles_x4_512_rows(g, xs, ys, nb, 2, type); break;
-    default: nibbles_x4_512_rows(g, xs, ys, nb, 1, type); break;
-    }
-}
-
-// Q8_0, four rows, against R activation rows (1..4) at once: rows 0-1 and 2-3 fill two
-// 64-byte vectors. The signed quants are made unsigned by adding 128 (an xor of the sign
-// bit) once per block for all R rows, and the 128 x sum(activations) this adds is taken out
-// at the end, as Q4_0's offset. Each row's arithmetic is the same whatever R (R = 1 is the
-// single-row kernel).
-static inline __attribute__((always_inline)) void q8_0x4_512_rows(
-    const uint8_t *g, const qb_q8a *const *xs, float *const *ys, int64_t nb, const int R) {
+// One activation row against interleaved Q8_0, group after group: a single long stream,
+// where the tile's four shorter ones left two-thread decode of the 1B Q8_0 up to 5-10%
+// slower in some processes (serve --bench-batch 1, Intel Xeon; one thread alone within
+// 3%). Each row's block sum is one exact integer and its float arithmetic the tile's
+// (qb_tile16.h), so a row's outputs are bitwise what the tile gives it in a batch. The
+// quants meet the activations stored + 128 as there; the two halves of each row's partial
+// sums are added, then each row's four.
+static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
     const __m512i sign = _mm512_set1_epi8((char)0x80);
-    const __m512i halves01 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    const __m512i halves23 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    __m512 acc01[4], acc23[4];
-    __m128 off[4];
-    for (int r = 0; r < R; r++) {
-        acc01[r] = _mm512_setzero_ps();
-        acc23[r] = _mm512_setzero_ps();
-        off[r] = _mm_setzero_ps();
-    }
-    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES) {
+    const __m512i firsts = _mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES, x++) {
         for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
         qb_prefetch_l2(g, 3);
-        __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS)), sign);
-        __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS + 64)), sign);
-        __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
-        for (int r = 0; r < R; r++) {
-            const qb_q8a *x = xs[r] + b;
-            __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)x->qs));
-            off[r] = _mm_fmadd_ps(d, _mm_set1_ps(x->s), off[r]);
-            __m512 dx = _mm512_castps128_ps512(_mm_mul_ps(d, _mm_set1_ps(x->d)));
-            acc01[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w01, xv)),
-                                       _mm512_permutexvar_ps(halves01, dx), acc01[r]);
-            acc23[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w23, xv)),
-                                       _mm512_permutexvar_ps(halves23, dx), acc23[r]);
-        }
+        // Rows 0-1 and 2-3, each row's 32 quants over two lanes; the activations in both halves.
+        const __m512i w01 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS)), sign);
+        const __m512i w23 = _mm512_xor_si512(_mm512_loadu_si512((const void *)(g + QB_X4_QS + 64)), sign);
+        const __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)x->qs));
+        const __m512i p01 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w01, xv);
+        const __m512i p23 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w23, xv);
+        __m512i v = _mm512_add_epi32(_mm512_shuffle_i64x2(p01, p23, 0x88), _mm512_shuffle_i64x2(p01, p23, 0xDD));
+        v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
+        v = _mm512_add_epi32(v, _mm512_shuffle_epi32(v, _MM_PERM_CDAB));
+        const __m128i is = _mm512_castsi512_si128(_mm512_permutexvar_epi32(firsts, v));
+        const __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(is), _mm_mul_ps(d, _mm_set1_ps(x->d)), acc);
+        acc = _mm_fmadd_ps(_mm_mul_ps(d, _mm_set1_ps(-128.0f)), _mm_set1_ps(x->s), acc);
     }
-    for (int r = 0; r < R; r++) {
-        float o[4];
-        _mm_storeu_ps(o, _mm_mul_ps(off[r], _mm_set1_ps(128)));
-        float *y = ys[r];
-        y[0] = hsum_ps(_mm512_castps512_ps256(acc01[r])) - o[0];
-        y[1] = hsum_ps(_mm512_extractf32x8_ps(acc01[r], 1)) - o[1];
-        y[2] = hsum_ps(_mm512_castps512_ps256(acc23[r])) - o[2];
-        y[3] = hsum_ps(_mm512_extractf32x8_ps(acc23[r], 1)) - o[3];
+    _mm_storeu_ps(y, acc);
+}
+
+// Q4_1, Q5_0, Q5_1 and Q8_0 on the 16-row tiles (qb_tile16.h), alone and batched alike.
+#define QB_TILES_FN(name, T)                                                                                   \
+    TILE_SCHEDULE static void name(const uint8_t *w, const qb_q8a *const *xs, float *const *ys, int64_t n, int64_t g0, \
+                                   int64_t g1, int64_t nb) {                                                       \
+        tile_groups(w, xs, NULL, ys, n, g0, g1, nb, T);                                                            \
+    }
+QB_TILES_FN(q4_1_tiles, QB_Q4_1)
+QB_TILES_FN(q5_0_tiles, QB_Q5_0)
+QB_TILES_FN(q5_1_tiles, QB_Q5_1)
+QB_TILES_FN(q8_0_tiles, QB_Q8_0)
+#undef QB_TILES_FN
+
+// The tiled types' function, or NULL.
+typedef void (*tiles_fn)(const uint8_t *, const qb_q8a *const *, float *const *, int64_t, int64_t, int64_t, int64_t);
+static tiles_fn tiles_fn_for(int32_t type) {
+    switch (type) {
+    case QB_Q4_1: return q4_1_tiles;
+    case QB_Q5_0: return q5_0_tiles;
+    case QB_Q5_1: return q5_1_tiles;
+    case QB_Q8_0: return q8_0_tiles;
+    default: return NULL;
     }
 }
-static void q8_0x4_512(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) { q8_0x4_512_rows(g, &x, &y, nb, 1); }
 
-// Batched decode: every four-row type, up to four activation rows per pass.
+// The four-row Q4_0 kernel, up to four activation rows per pass.
 enum { X4_BATCH = 4 };
-static inline __attribute__((always_inline)) void x4_rows_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb,
-                                                            int64_t m, int32_t type) {
-    switch (type) {
-    case QB_Q4_0: nibbles_x4_512_m(g, x, y, nb, m, QB_Q4_0); break;
-    case QB_Q4_1: nibbles_x4_512_m(g, x, y, nb, m, QB_Q4_1); break;
-    case QB_Q5_0: nibbles_x4_512_m(g, x, y, nb, m, QB_Q5_0); break;
-    case QB_Q5_1: nibbles_x4_512_m(g, x, y, nb, m, QB_Q5_1); break;
-    default:
-        switch (m) {
-        case 4: q8_0x4_512_rows(g, x, y, nb, 4); break;
-        case 3: q8_0x4_512_rows(g, x, y, nb, 3); break;
-        case 2: q8_0x4_512_rows(g, x, y, nb, 2); break;
-        default: q8_0x4_512_rows(g, x, y, nb, 1); break;
-        }
+static inline __attribute__((always_inline)) void q4_0x4_512_m(const uint8_t *g, const qb_q8a *const *x, float *const *y, int64_t nb,
+                                                               int64_t m) {
+    switch (m) {
+    case 4: q4_0x4_512_rows(g, x, y, nb, 4); break;
+    case 3: q4_0x4_512_rows(g, x, y, nb, 3); break;
+    case 2: q4_0x4_512_rows(g, x, y, nb, 2); break;
+    default: q4_0x4_512_rows(g, x, y, nb, 1); break;
     }
 }
 #endif
@@ -614,7 +584,9 @@ void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *x
     if (f) { f((const uint8_t *)w, xs, ys, n, g0, g1, cols / 32); return; }
 #endif
 #if defined(QB_AVX512)
-    if (x4_type(type)) {
+    tiles_fn t = tiles_fn_for(type);
+    if (t) { t((const uint8_t *)w, xs, ys, n, g0, g1, cols / 32); return; }
+    if (type == QB_Q4_0) {
         const int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
         for (int64_t g = g0; g < g1; g++) {
             const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
@@ -623,7 +595,7 @@ void qb_matvec_repacked_rows(int32_t type, const void *w, const qb_q8a *const *x
                 float *y[X4_BATCH];
                 int64_t m = n - i < X4_BATCH ? n - i : X4_BATCH;
                 for (int64_t r = 0; r < m; r++) { x[r] = xs[i + r]; y[r] = ys[i + r] + 4 * g; }
-                x4_rows_m(grp, x, y, nb, m, type);
+                q4_0x4_512_m(grp, x, y, nb, m);
             }
         }
         return;
@@ -638,14 +610,15 @@ void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, 
     x8_fn f = x8_fn_for(type);
     if (f) { f((const uint8_t *)w, &x, &y, 1, g0, g1, cols / 32); return; }
 #endif
+#if defined(QB_AVX512)
+    tiles_fn t = type == QB_Q8_0 ? NULL : tiles_fn_for(type);
+    if (t) { t((const uint8_t *)w, &x, &y, 1, g0, g1, cols / 32); return; }
+#endif
     int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
     for (int64_t g = g0; g < g1; g++) {
         const uint8_t *grp = (const uint8_t *)w + g * nb * gbb;
 #if defined(QB_AVX512)
         if (type == QB_Q4_0) { q4_0x4_512(grp, x, y + 4 * g, nb); continue; }
-        if (type == QB_Q4_1) { q4_1x4_512(grp, x, y + 4 * g, nb); continue; }
-        if (type == QB_Q5_0) { q5_0x4_512(grp, x, y + 4 * g, nb); continue; }
-        if (type == QB_Q5_1) { q5_1x4_512(grp, x, y + 4 * g, nb); continue; }
         if (type == QB_Q8_0) { q8_0x4_512(grp, x, y + 4 * g, nb); continue; }
 #endif
         matvec_scalar(type, w, g, x, y + 4 * g, nb);
