@@ -6,10 +6,10 @@ import QBSupport
 import QBFormats
 
 extension LanguageModel {
-    /// This model with every Q4_0, Q5_0 and Q8_0 matrix repacked into the four-row interleaved
-    /// layout decode streams fastest, and every Q4_K and MLX matrix into sixteen-row groups
-    /// (`Matrix.interleavedForDecode`). The file pages the
-    /// originals occupied are handed back to the kernel, so the weights are not held twice.
+    /// This model with every Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 matrix repacked into the four-row
+    /// interleaved layout decode streams fastest, and every Q4_K and MLX matrix into
+    /// sixteen-row groups (`Matrix.interleavedForDecode`). The file pages the originals
+    /// occupied are handed back to the kernel, so the weights are not held twice.
     /// Logits are unchanged up to summation order; prefill dequantizes either layout.
     public func interleavedForDecode(pool: ThreadPool) throws -> Self {
         var done: [UnsafeRawPointer: Matrix] = [:]

@@ -5,7 +5,8 @@
 // transposes aside, so batched decode is bound by the vpdpbusd pipes rather than by
 // per-row lane reductions. Interleaved Q4_0 takes it through qb_matvec_q4_0x16
 // (qb_matvec_tiles.c), the other types through qb_matvec_repacked and
-// qb_matvec_repacked_rows (qb_repack.c).
+// qb_matvec_repacked_rows (qb_repack.c; one Q8_0 row takes a single-stream kernel there with
+// the same arithmetic).
 //
 // Each row's block sum is one exact integer, and its float arithmetic the same short
 // sequence whatever the batch and whatever rows share the tile, so a sequence's outputs do
@@ -14,7 +15,7 @@
 //   Q4_1, Q5_0, Q5_1, Q8_0:  acc = fma(I, d x dx, acc); acc = fma(c, sx, acc)
 // with c the row's minimum (Q4_1, Q5_1), -16 x d (Q5_0) or -128 x d (Q8_0, whose quants
 // meet the activations stored + 128), both exact; sx the activations' float block sum.
-// Only the AVX-512 set includes this.
+// Every set's unit includes this; only the AVX-512 set compiles more than TILE_SCHEDULE.
 #ifndef QB_TILE16_H
 #define QB_TILE16_H
 
