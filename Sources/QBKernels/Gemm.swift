@@ -66,13 +66,14 @@ extension Linear {
             var c0 = 0
             while c0 < count {
                 let n = min(tileColumnBlock, count - c0)
-                for (i, t) in range.enumerated() {
-                    let tile = scratch + i * tileBytes, out = y + c0 * rows + t * tileRows
-                    if sixBit {
-                        qb_gemm_tile6(tile, xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
-                    } else {
-                        qb_gemm_tile(tile, bits, xq + c0 * nb, offset == nil ? nil : offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
-                    }
+                // The task's tiles lie side by side in `scratch` and their outputs in `y`.
+                let out = y + c0 * rows + range.lowerBound * tileRows
+                if sixBit {
+                    qb_gemm_tiles6(scratch, Int64(range.count), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
+                } else {
+                    qb_gemm_tiles(
+                        scratch, Int64(range.count), bits, xq + c0 * nb, offset == nil ? nil : offs + c0 * perRow, Int64(n), cols,
+                        out, Int64(rows))
                 }
                 c0 += n
             }
@@ -114,7 +115,7 @@ enum IntTiles {
         return qb_tile_offset(t.rawValue, &width, &k) != 0 ? (width, k) : nil
     }
 
-    /// The width of `w`'s values in a tile (`qb_gemm_tile`'s `bits`; not for Q6_K's tiles).
+    /// The width of `w`'s values in a tile (`qb_gemm_tiles`' `bits`; not for Q6_K's tiles).
     static func valueBits(_ w: Matrix) -> Int32 {
         switch w.format {
         case .ggml(.q5_0), .ggml(.q5_1), .ggml(.q5_K): return 5

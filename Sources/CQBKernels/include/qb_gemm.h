@@ -40,29 +40,32 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
 // the same tile as the plain rows give.
 void qb_pack_tile_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols,
                           uint8_t *tile);
-// y[c * ystride + j] = row j of the tile dotted with activation row c, for c < count; the
-// activations are q8a blocks, cols / 32 per row. The tile's values have at most `bits` bits
+// For the symmetric formats (Q4_0, Q5_0, Q8_0 as tiled, Q6_K): 1 with the offset k the
+// packers' values carry (w = D * (q + k)) and the values per offset (32; Q6_K 16), the
+// arguments qb_q8a_offsets takes for the products below; 0 for the other formats.
+int qb_tile_offset(int32_t type, int32_t *width, int32_t *k);
+// `tiles` tiles side by side, tile t at tile + t x cols / 32 x qb_gemm_tile_block_bytes(bits):
+// y[c * ystride + 16 t + j] = row j of tile t dotted with activation row c, for c < count;
+// the activations are q8a blocks, cols / 32 per row. The tile's values have at most `bits` bits
 // (4: Q4_0, Q4_K, 4-bit MLX; 5: Q5_0, Q5_1; 8: Q8_0, 8-bit MLX); the AVX2 code sums 4- and
 // 5-bit values in 16-bit lanes only as far as that width allows, and takes 8-bit values
 // from their 16-bit tiles. For the symmetric formats (M = k x D: Q4_0, Q5_0, Q8_0) `offs`
 // holds the activations' offsets (qb_q8a_offsets, width 32, cols / 32 per row): each block's
 // integer sum then takes its offset and is rounded once, acc = fmaf(sum + off, D x d, acc),
-// and M is not read; NULL adds M x s in f32 instead (the other formats).
-// For the symmetric formats (Q4_0, Q5_0, Q8_0 as tiled, Q6_K): 1 with the offset k the
-// packers' values carry (w = D * (q + k)) and the values per offset (32; Q6_K 16), the
-// arguments qb_q8a_offsets takes for the products below; 0 for the other formats.
-int qb_tile_offset(int32_t type, int32_t *width, int32_t *k);
-void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count, int64_t cols,
-                  float *y, int64_t ystride);
+// and M is not read; NULL adds M x s in f32 instead (the other formats). Each output is the
+// same whatever `tiles` and `count` (the AVX-512 code takes neighbouring tiles in pairs, each
+// activation load serving both).
+void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count,
+                   int64_t cols, float *y, int64_t ystride);
 
 // Q6_K tiles: per 32 columns, D[2][16] as f32 (one per 16 values: D = d * sc), then the 8
 // steps of 6-bit values (0..63) as above. Products take the activations' offsets per 16
 // values (`offs16`: qb_q8a_offsets with width 16 and k = -32, cols / 16 per row), as
-// qb_gemm_tile's symmetric formats do per 32.
+// qb_gemm_tiles' symmetric formats do per 32; `tiles` of them side by side as there.
 #define QB_TILE6_BLOCK_BYTES 640
 void qb_pack_tile_q6k(const void *w, int64_t r0, int64_t cols, uint8_t *tile);
-void qb_gemm_tile6(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols, float *y,
-                   int64_t ystride);
+void qb_gemm_tiles6(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
+                    int64_t cols, float *y, int64_t ystride);
 
 // Prefill products of 16-bit float weights (QB_F16 or QB_BF16, row-major [rows][cols]) with
 // f32 activations: y[c * ystride + r] = dot(W[r], x[c]) for rows [r0, r1) (r1 - r0 a

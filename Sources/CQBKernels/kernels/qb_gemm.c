@@ -554,46 +554,71 @@ static inline __m512i bcast4_512(const int8_t *p) {
     return _mm512_set1_epi32(v);
 }
 
-// `n` activation rows (x: n rows of nb blocks, offs: their offsets or NULL) against one tile.
-// Inlined with a constant `n`, so the accumulators stay in registers. With offsets each
-// sum starts at its block's offset and the M term is gone: per block and row, a multiply
-// and one fma beside the eight vpdpbusd on the same two pipes, where M x s took another.
-static inline __attribute__((always_inline)) void gemm_vnni(const uint8_t *tile, const qb_q8a *x, const int32_t *offs,
-                                                            int64_t nb, float *y, int64_t ystride, const int n,
-                                                            const int off) {
-    __m512 acc[8], macc[8];
-    for (int c = 0; c < n; c++) acc[c] = macc[c] = _mm512_setzero_ps();
+// `n` activation rows (x: n rows of nb blocks, offs: their offsets or NULL) against `m`
+// tiles side by side (tile j at tile + j * tstride, its outputs at y + 16 j). Inlined with
+// constant `n` and `m`, so the accumulators stay in registers. With offsets each sum starts
+// at its block's offset and the M term is gone: per block and row, a multiply and one fma
+// beside the eight vpdpbusd on the same two pipes, where M x s took another.
+// Why two tiles: each vpdpbusd takes its activation dword as a 512-bit broadcast load, and
+// on the Intel Xeon (Emerald Rapids) of these machines a core issues about 1.2 loads into
+// zmm registers a cycle, against ~2 vpdpbusd: one tile against 8 rows (89 loads per 64
+// vpdpbusd) ran the products load-bound at ~37% of the int8 peak; a broadcast shared by two
+// tiles nearly halves the loads (results/gemm-pairs-2026-11-29/). Each output keeps its
+// arithmetic (the same integer sums, the same fma sequence over the blocks), so how rows and
+// tiles are grouped does not change a bit.
+static inline __attribute__((always_inline)) void gemm_vnni(const uint8_t *tile, int64_t tstride, const qb_q8a *x,
+                                                            const int32_t *offs, int64_t nb, float *y, int64_t ystride,
+                                                            const int n, const int m, const int off) {
+    __m512 acc[8][2], macc[8][2];
+    for (int c = 0; c < n; c++)
+        for (int j = 0; j < m; j++) acc[c][j] = macc[c][j] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = tile + b * QB_TILE_BLOCK_BYTES;
-        __m512i is[8];
-        for (int c = 0; c < n; c++) is[c] = off ? _mm512_set1_epi32(offs[c * nb + b]) : _mm512_setzero_si512();
-        for (int s = 0; s < 8; s++) {
-            __m512i wv = _mm512_loadu_si512((const void *)(blk + 128 + 64 * s));
-            for (int c = 0; c < n; c++) is[c] = _mm512_dpbusd_epi32(is[c], wv, bcast4_512(x[c * nb + b].qs + 4 * s));
-        }
-        __m512 d = _mm512_loadu_ps((const float *)blk), m = _mm512_loadu_ps((const float *)(blk + 64));
+        __m512i is[8][2];
         for (int c = 0; c < n; c++) {
-            const qb_q8a *a = x + c * nb + b;
-            if (off) {
-                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c]), _mm512_mul_ps(d, _mm512_set1_ps(a->d)), acc[c]);
-                continue;
+            __m512i start = off ? _mm512_set1_epi32(offs[c * nb + b]) : _mm512_setzero_si512();
+            for (int j = 0; j < m; j++) is[c][j] = start;
+        }
+        for (int s = 0; s < 8; s++) {
+            __m512i wv[2];
+            for (int j = 0; j < m; j++) wv[j] = _mm512_loadu_si512((const void *)(blk + j * tstride + 128 + 64 * s));
+            for (int c = 0; c < n; c++) {
+                __m512i xv = bcast4_512(x[c * nb + b].qs + 4 * s);
+                for (int j = 0; j < m; j++) is[c][j] = _mm512_dpbusd_epi32(is[c][j], wv[j], xv);
             }
-            acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(is[c]), _mm512_set1_ps(a->d)), d, acc[c]);
-            macc[c] = _mm512_fmadd_ps(m, _mm512_set1_ps(a->s), macc[c]);
+        }
+        for (int j = 0; j < m; j++) {
+            __m512 d = _mm512_loadu_ps((const float *)(blk + j * tstride)), mv = _mm512_loadu_ps((const float *)(blk + j * tstride + 64));
+            for (int c = 0; c < n; c++) {
+                const qb_q8a *a = x + c * nb + b;
+                if (off) {
+                    acc[c][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c][j]), _mm512_mul_ps(d, _mm512_set1_ps(a->d)), acc[c][j]);
+                    continue;
+                }
+                acc[c][j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(is[c][j]), _mm512_set1_ps(a->d)), d, acc[c][j]);
+                macc[c][j] = _mm512_fmadd_ps(mv, _mm512_set1_ps(a->s), macc[c][j]);
+            }
         }
     }
-    for (int c = 0; c < n; c++) _mm512_storeu_ps(y + c * ystride, off ? acc[c] : _mm512_add_ps(acc[c], macc[c]));
+    for (int c = 0; c < n; c++)
+        for (int j = 0; j < m; j++)
+            _mm512_storeu_ps(y + c * ystride + 16 * j, off ? acc[c][j] : _mm512_add_ps(acc[c][j], macc[c][j]));
 }
 
-// Each row count with and without offsets.
-#define QB_GEMM_VNNI(n)                                                                                             \
-    static void gemm_vnni##n(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t nb, float *y, int64_t ys) { \
-        if (o) gemm_vnni(t, x, o, nb, y, ys, n, 1);                                                                  \
-        else gemm_vnni(t, x, NULL, nb, y, ys, n, 0);                                                                 \
+// Each shape with and without offsets: one tile against 8, 4 or 1 rows (a last odd tile),
+// two tiles against 6 (with offsets; without, the M sums take the registers), 4 or 1 rows.
+#define QB_GEMM_VNNI(n, m)                                                                                          \
+    static void gemm_vnni##n##x##m(const uint8_t *t, int64_t ts, const qb_q8a *x, const int32_t *o, int64_t nb,     \
+                                   float *y, int64_t ys) {                                                          \
+        if (o) gemm_vnni(t, ts, x, o, nb, y, ys, n, m, 1);                                                           \
+        else gemm_vnni(t, ts, x, NULL, nb, y, ys, n, m, 0);                                                          \
     }
-QB_GEMM_VNNI(8)
-QB_GEMM_VNNI(4)
-QB_GEMM_VNNI(1)
+QB_GEMM_VNNI(8, 1)
+QB_GEMM_VNNI(4, 1)
+QB_GEMM_VNNI(1, 1)
+QB_GEMM_VNNI(6, 2)
+QB_GEMM_VNNI(4, 2)
+QB_GEMM_VNNI(1, 2)
 #elif defined(__AVX2__)
 // Without VNNI, 4- and 5-bit values go through vpmaddubsw, whose pairs of products add up
 // in saturating 16-bit lanes; lanes sum across steps only as far as the values' width lets
@@ -708,22 +733,37 @@ QB_GEMM_AVX2(5)
 QB_GEMM_AVX2(8)
 #endif
 
-void qb_gemm_tile(const uint8_t *tile, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count, int64_t cols,
-                  float *y, int64_t ystride) {
-    int64_t nb = cols / 32, c = 0;
+void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count,
+                   int64_t cols, float *y, int64_t ystride) {
+    int64_t nb = cols / 32, tstride = nb * qb_gemm_tile_block_bytes(bits);
 #define QB_OFFS(c) (offs ? offs + (c) * nb : NULL)
+    for (int64_t t = 0; t < tiles; t++) {
+        const uint8_t *tp = tile + t * tstride;
+        float *yt = y + QB_TILE_ROWS * t;
+        int64_t c = 0;
 #if defined(QB_AVX512)
-    for (; c + 7 < count; c += 8) gemm_vnni8(tile, x + c * nb, QB_OFFS(c), nb, y + c * ystride, ystride);
-    for (; c + 3 < count; c += 4) gemm_vnni4(tile, x + c * nb, QB_OFFS(c), nb, y + c * ystride, ystride);
-    for (; c < count; c++) gemm_vnni1(tile, x + c * nb, QB_OFFS(c), nb, y + c * ystride, ystride);
+#define QB_ROWS(c) tp, tstride, x + (c) * nb, QB_OFFS(c), nb, yt + (c) * ystride, ystride
+        if (t + 1 < tiles) {  // a pair
+            if (offs)
+                for (; c + 5 < count; c += 6) gemm_vnni6x2(QB_ROWS(c));
+            for (; c + 3 < count; c += 4) gemm_vnni4x2(QB_ROWS(c));
+            for (; c < count; c++) gemm_vnni1x2(QB_ROWS(c));
+            t++;
+            continue;
+        }
+        for (; c + 7 < count; c += 8) gemm_vnni8x1(QB_ROWS(c));
+        for (; c + 3 < count; c += 4) gemm_vnni4x1(QB_ROWS(c));
+        for (; c < count; c++) gemm_vnni1x1(QB_ROWS(c));
+#undef QB_ROWS
 #elif defined(__AVX2__)
-    // Groups of four activation rows as the vector code has always taken them (the rest, as
-    // before, by the scalar definition, so every output keeps its rounding).
-    c = count & ~(int64_t)3;
-    if (offs) (bits <= 4 ? gemm_avx2_b4o : bits == 5 ? gemm_avx2_b5o : gemm_avx2_b8o)(tile, x, offs, c, nb, y, ystride);
-    else (bits <= 4 ? gemm_avx2_b4 : bits == 5 ? gemm_avx2_b5 : gemm_avx2_b8)(tile, x, NULL, c, nb, y, ystride);
+        // Groups of four activation rows as the vector code has always taken them (the rest, as
+        // before, by the scalar definition, so every output keeps its rounding).
+        c = count & ~(int64_t)3;
+        if (offs) (bits <= 4 ? gemm_avx2_b4o : bits == 5 ? gemm_avx2_b5o : gemm_avx2_b8o)(tp, x, offs, c, nb, yt, ystride);
+        else (bits <= 4 ? gemm_avx2_b4 : bits == 5 ? gemm_avx2_b5 : gemm_avx2_b8)(tp, x, NULL, c, nb, yt, ystride);
 #endif
-    for (; c < count; c++) gemm_scalar(tile, bits, x + c * nb, QB_OFFS(c), y + c * ystride, nb);
+        for (; c < count; c++) gemm_scalar(tp, bits, x + c * nb, QB_OFFS(c), yt + c * ystride, nb);
+    }
 #undef QB_OFFS
 }
 
@@ -829,30 +869,52 @@ static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const int32_t *of
 }
 
 #if defined(QB_AVX512)
-static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16,
-                                                             int64_t nb, float *y, int64_t ystride, const int n) {
-    __m512 acc[8];
-    for (int c = 0; c < n; c++) acc[c] = _mm512_setzero_ps();
+// `n` activation rows against `m` Q6_K tiles side by side (as gemm_vnni: each activation
+// load serves both tiles of a pair; the same sums in the same order for every output).
+static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile, int64_t tstride, const qb_q8a *x,
+                                                             const int32_t *offs16, int64_t nb, float *y, int64_t ystride,
+                                                             const int n, const int m) {
+    __m512 acc[8][2];
+    for (int c = 0; c < n; c++)
+        for (int j = 0; j < m; j++) acc[c][j] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = tile + b * QB_TILE6_BLOCK_BYTES;
         for (int h = 0; h < 2; h++) {
-            __m512i is[8];
-            for (int c = 0; c < n; c++) is[c] = _mm512_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
-            for (int s = 4 * h; s < 4 * h + 4; s++) {
-                __m512i wv = _mm512_loadu_si512((const void *)(blk + 128 + 64 * s));
-                for (int c = 0; c < n; c++) is[c] = _mm512_dpbusd_epi32(is[c], wv, bcast4_512(x[c * nb + b].qs + 4 * s));
+            __m512i is[8][2];
+            for (int c = 0; c < n; c++) {
+                __m512i start = _mm512_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
+                for (int j = 0; j < m; j++) is[c][j] = start;
             }
-            __m512 d = _mm512_loadu_ps((const float *)(blk + 64 * h));
-            for (int c = 0; c < n; c++)
-                acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c]), _mm512_mul_ps(d, _mm512_set1_ps(x[c * nb + b].d)), acc[c]);
+            for (int s = 4 * h; s < 4 * h + 4; s++) {
+                __m512i wv[2];
+                for (int j = 0; j < m; j++) wv[j] = _mm512_loadu_si512((const void *)(blk + j * tstride + 128 + 64 * s));
+                for (int c = 0; c < n; c++) {
+                    __m512i xv = bcast4_512(x[c * nb + b].qs + 4 * s);
+                    for (int j = 0; j < m; j++) is[c][j] = _mm512_dpbusd_epi32(is[c][j], wv[j], xv);
+                }
+            }
+            for (int j = 0; j < m; j++) {
+                __m512 d = _mm512_loadu_ps((const float *)(blk + j * tstride + 64 * h));
+                for (int c = 0; c < n; c++)
+                    acc[c][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c][j]), _mm512_mul_ps(d, _mm512_set1_ps(x[c * nb + b].d)), acc[c][j]);
+            }
         }
     }
-    for (int c = 0; c < n; c++) _mm512_storeu_ps(y + c * ystride, acc[c]);
+    for (int c = 0; c < n; c++)
+        for (int j = 0; j < m; j++) _mm512_storeu_ps(y + c * ystride + 16 * j, acc[c][j]);
 }
 
-static void gemm6_vnni8(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, o, nb, y, ys, 8); }
-static void gemm6_vnni4(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, o, nb, y, ys, 4); }
-static void gemm6_vnni1(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t nb, float *y, int64_t ys) { gemm6_vnni(t, x, o, nb, y, ys, 1); }
+#define QB_GEMM6_VNNI(n, m)                                                                                         \
+    static void gemm6_vnni##n##x##m(const uint8_t *t, int64_t ts, const qb_q8a *x, const int32_t *o, int64_t nb,    \
+                                    float *y, int64_t ys) {                                                         \
+        gemm6_vnni(t, ts, x, o, nb, y, ys, n, m);                                                                   \
+    }
+QB_GEMM6_VNNI(8, 1)
+QB_GEMM6_VNNI(4, 1)
+QB_GEMM6_VNNI(1, 1)
+QB_GEMM6_VNNI(6, 2)
+QB_GEMM6_VNNI(4, 2)
+QB_GEMM6_VNNI(1, 2)
 #elif defined(__AVX2__)
 // Block `b` of a Q6_K tile (both 8-row halves) against two activation rows, whose f32 sums
 // are acc[16 c + row]. 16-bit lanes hold two steps (63 x 127 x 2 x 2 = 32004).
@@ -906,18 +968,32 @@ static void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *offs
 }
 #endif
 
-void qb_gemm_tile6(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols, float *y,
-                   int64_t ystride) {
-    int64_t nb = cols / 32, c = 0;
+void qb_gemm_tiles6(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
+                    int64_t cols, float *y, int64_t ystride) {
+    int64_t nb = cols / 32, tstride = nb * QB_TILE6_BLOCK_BYTES;
+    for (int64_t t = 0; t < tiles; t++) {
+        const uint8_t *tp = tile + t * tstride;
+        float *yt = y + QB_TILE_ROWS * t;
+        int64_t c = 0;
 #if defined(QB_AVX512)
-    for (; c + 7 < count; c += 8) gemm6_vnni8(tile, x + c * nb, offs16 + c * 2 * nb, nb, y + c * ystride, ystride);
-    for (; c + 3 < count; c += 4) gemm6_vnni4(tile, x + c * nb, offs16 + c * 2 * nb, nb, y + c * ystride, ystride);
-    for (; c < count; c++) gemm6_vnni1(tile, x + c * nb, offs16 + c * 2 * nb, nb, y + c * ystride, ystride);
+#define QB_ROWS(c) tp, tstride, x + (c) * nb, offs16 + (c) * 2 * nb, nb, yt + (c) * ystride, ystride
+        if (t + 1 < tiles) {  // a pair
+            for (; c + 5 < count; c += 6) gemm6_vnni6x2(QB_ROWS(c));
+            for (; c + 3 < count; c += 4) gemm6_vnni4x2(QB_ROWS(c));
+            for (; c < count; c++) gemm6_vnni1x2(QB_ROWS(c));
+            t++;
+            continue;
+        }
+        for (; c + 7 < count; c += 8) gemm6_vnni8x1(QB_ROWS(c));
+        for (; c + 3 < count; c += 4) gemm6_vnni4x1(QB_ROWS(c));
+        for (; c < count; c++) gemm6_vnni1x1(QB_ROWS(c));
+#undef QB_ROWS
 #elif defined(__AVX2__)
-    // Pairs of activation rows as the vector code takes them (an odd last row by the scalar
-    // definition, the same operations).
-    c = count & ~(int64_t)1;
-    gemm6_avx2(tile, x, offs16, c, nb, y, ystride);
+        // Pairs of activation rows as the vector code takes them (an odd last row by the scalar
+        // definition, the same operations).
+        c = count & ~(int64_t)1;
+        gemm6_avx2(tp, x, offs16, c, nb, yt, ystride);
 #endif
-    for (; c < count; c++) gemm6_scalar(tile, x + c * nb, offs16 + c * 2 * nb, y + c * ystride, nb);
+        for (; c < count; c++) gemm6_scalar(tp, x + c * nb, offs16 + c * 2 * nb, yt + c * ystride, nb);
+    }
 }

@@ -112,15 +112,15 @@
     V(pack_tile_mlx_x16,                                                                                             \
       (int32_t bits, int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols, uint8_t *tile),         \
       (bits, group, sdtype, w, r0, cols, tile))                                                                      \
-    V(gemm_tile,                                                                                                     \
-      (const uint8_t *tile, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count, int64_t cols, float *y, \
-       int64_t ystride),                                                                                             \
-      (tile, bits, x, offs, count, cols, y, ystride))                                                                \
+    V(gemm_tiles,                                                                                                    \
+      (const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count,         \
+       int64_t cols, float *y, int64_t ystride),                                                                     \
+      (tile, tiles, bits, x, offs, count, cols, y, ystride))                                                         \
     V(pack_tile_q6k, (const void *w, int64_t r0, int64_t cols, uint8_t *tile), (w, r0, cols, tile))                  \
-    V(gemm_tile6,                                                                                                    \
-      (const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols, float *y,           \
-       int64_t ystride),                                                                                             \
-      (tile, x, offs16, count, cols, y, ystride))                                                                    \
+    V(gemm_tiles6,                                                                                                   \
+      (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
+       float *y, int64_t ystride),                                                                                   \
+      (tile, tiles, x, offs16, count, cols, y, ystride))                                                             \
     R(int, gemm_half,                                                                                                \
       (int32_t type, const uint16_t *w, int64_t r0, int64_t r1, int64_t cols, const float *x, int64_t count,         \
        float *y, int64_t ystride),                                                                                   \
