@@ -554,6 +554,22 @@ static inline __m512i bcast4_512(const int8_t *p) {
     return _mm512_set1_epi32(v);
 }
 
+// The integer sums of steps [s0, s1) of block b: is[c][j] += tile j's values (tiles tstride
+// apart from `blk`) times activation row c's, one broadcast of each activation dword for all
+// the tiles.
+static inline __attribute__((always_inline)) void vnni_steps(__m512i is[8][2], const uint8_t *blk, int64_t tstride,
+                                                             const qb_q8a *x, int64_t nb, int64_t b, int s0, int s1,
+                                                             const int n, const int m) {
+    for (int s = s0; s < s1; s++) {
+        __m512i wv[2];
+        for (int j = 0; j < m; j++) wv[j] = _mm512_loadu_si512((const void *)(blk + j * tstride + 128 + 64 * s));
+        for (int c = 0; c < n; c++) {
+            __m512i xv = bcast4_512(x[c * nb + b].qs + 4 * s);
+            for (int j = 0; j < m; j++) is[c][j] = _mm512_dpbusd_epi32(is[c][j], wv[j], xv);
+        }
+    }
+}
+
 // `n` activation rows (x: n rows of nb blocks, offs: their offsets or NULL) against `m`
 // tiles side by side (tile j at tile + j * tstride, its outputs at y + 16 j). Inlined with
 // constant `n` and `m`, so the accumulators stay in registers. With offsets each sum starts
@@ -579,14 +595,7 @@ static inline __attribute__((always_inline)) void gemm_vnni(const uint8_t *tile,
             __m512i start = off ? _mm512_set1_epi32(offs[c * nb + b]) : _mm512_setzero_si512();
             for (int j = 0; j < m; j++) is[c][j] = start;
         }
-        for (int s = 0; s < 8; s++) {
-            __m512i wv[2];
-            for (int j = 0; j < m; j++) wv[j] = _mm512_loadu_si512((const void *)(blk + j * tstride + 128 + 64 * s));
-            for (int c = 0; c < n; c++) {
-                __m512i xv = bcast4_512(x[c * nb + b].qs + 4 * s);
-                for (int j = 0; j < m; j++) is[c][j] = _mm512_dpbusd_epi32(is[c][j], wv[j], xv);
-            }
-        }
+        vnni_steps(is, blk, tstride, x, nb, b, 0, 8, n, m);
         for (int j = 0; j < m; j++) {
             __m512 d = _mm512_loadu_ps((const float *)(blk + j * tstride)), mv = _mm512_loadu_ps((const float *)(blk + j * tstride + 64));
             for (int c = 0; c < n; c++) {
@@ -619,6 +628,36 @@ QB_GEMM_VNNI(1, 1)
 QB_GEMM_VNNI(6, 2)
 QB_GEMM_VNNI(4, 2)
 QB_GEMM_VNNI(1, 2)
+
+// One kernel family's shapes (activation rows x tiles), as QB_GEMM_VNNI makes them.
+typedef void (*vnni_fn)(const uint8_t *, int64_t, const qb_q8a *, const int32_t *, int64_t, float *, int64_t);
+typedef struct {
+    vnni_fn pair6, pair4, pair1, one8, one4, one1;
+} vnni_shapes;
+
+// Tiles side by side (tstride apart) against `count` activation rows, each row's offsets
+// `ostride` after the last's (or none): pairs of tiles by the paired shapes (6 rows only with
+// offsets), a last odd tile by the one-tile shapes.
+static void vnni_tiles(const vnni_shapes *k, const uint8_t *tile, int64_t tiles, int64_t tstride, const qb_q8a *x,
+                       const int32_t *offs, int64_t ostride, int64_t count, int64_t nb, float *y, int64_t ystride) {
+    for (int64_t t = 0; t < tiles; t += 2) {
+        const uint8_t *tp = tile + t * tstride;
+        float *yt = y + QB_TILE_ROWS * t;
+        int64_t c = 0;
+#define QB_ROWS(c) tp, tstride, x + (c) * nb, offs ? offs + (c) * ostride : NULL, nb, yt + (c) * ystride, ystride
+        if (t + 1 < tiles) {
+            if (offs)
+                for (; c + 5 < count; c += 6) k->pair6(QB_ROWS(c));
+            for (; c + 3 < count; c += 4) k->pair4(QB_ROWS(c));
+            for (; c < count; c++) k->pair1(QB_ROWS(c));
+        } else {
+            for (; c + 7 < count; c += 8) k->one8(QB_ROWS(c));
+            for (; c + 3 < count; c += 4) k->one4(QB_ROWS(c));
+            for (; c < count; c++) k->one1(QB_ROWS(c));
+        }
+#undef QB_ROWS
+    }
+}
 #elif defined(__AVX2__)
 // Without VNNI, 4- and 5-bit values go through vpmaddubsw, whose pairs of products add up
 // in saturating 16-bit lanes; lanes sum across steps only as far as the values' width lets
@@ -733,39 +772,6 @@ QB_GEMM_AVX2(5)
 QB_GEMM_AVX2(8)
 #endif
 
-void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count,
-                   int64_t cols, float *y, int64_t ystride) {
-    int64_t nb = cols / 32, tstride = nb * qb_gemm_tile_block_bytes(bits);
-#define QB_OFFS(c) (offs ? offs + (c) * nb : NULL)
-    for (int64_t t = 0; t < tiles; t++) {
-        const uint8_t *tp = tile + t * tstride;
-        float *yt = y + QB_TILE_ROWS * t;
-        int64_t c = 0;
-#if defined(QB_AVX512)
-#define QB_ROWS(c) tp, tstride, x + (c) * nb, QB_OFFS(c), nb, yt + (c) * ystride, ystride
-        if (t + 1 < tiles) {  // a pair
-            if (offs)
-                for (; c + 5 < count; c += 6) gemm_vnni6x2(QB_ROWS(c));
-            for (; c + 3 < count; c += 4) gemm_vnni4x2(QB_ROWS(c));
-            for (; c < count; c++) gemm_vnni1x2(QB_ROWS(c));
-            t++;
-            continue;
-        }
-        for (; c + 7 < count; c += 8) gemm_vnni8x1(QB_ROWS(c));
-        for (; c + 3 < count; c += 4) gemm_vnni4x1(QB_ROWS(c));
-        for (; c < count; c++) gemm_vnni1x1(QB_ROWS(c));
-#undef QB_ROWS
-#elif defined(__AVX2__)
-        // Groups of four activation rows as the vector code has always taken them (the rest, as
-        // before, by the scalar definition, so every output keeps its rounding).
-        c = count & ~(int64_t)3;
-        if (offs) (bits <= 4 ? gemm_avx2_b4o : bits == 5 ? gemm_avx2_b5o : gemm_avx2_b8o)(tp, x, offs, c, nb, yt, ystride);
-        else (bits <= 4 ? gemm_avx2_b4 : bits == 5 ? gemm_avx2_b5 : gemm_avx2_b8)(tp, x, NULL, c, nb, yt, ystride);
-#endif
-        for (; c < count; c++) gemm_scalar(tp, bits, x + c * nb, QB_OFFS(c), yt + c * ystride, nb);
-    }
-#undef QB_OFFS
-}
 
 // ---------------------------------------------------------------------------------------
 // Q6_K: 16-value halves each with their own scale, the offset of 32 taken out in integers
@@ -885,14 +891,7 @@ static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile
                 __m512i start = _mm512_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
                 for (int j = 0; j < m; j++) is[c][j] = start;
             }
-            for (int s = 4 * h; s < 4 * h + 4; s++) {
-                __m512i wv[2];
-                for (int j = 0; j < m; j++) wv[j] = _mm512_loadu_si512((const void *)(blk + j * tstride + 128 + 64 * s));
-                for (int c = 0; c < n; c++) {
-                    __m512i xv = bcast4_512(x[c * nb + b].qs + 4 * s);
-                    for (int j = 0; j < m; j++) is[c][j] = _mm512_dpbusd_epi32(is[c][j], wv[j], xv);
-                }
-            }
+            vnni_steps(is, blk, tstride, x, nb, b, 4 * h, 4 * h + 4, n, m);
             for (int j = 0; j < m; j++) {
                 __m512 d = _mm512_loadu_ps((const float *)(blk + j * tstride + 64 * h));
                 for (int c = 0; c < n; c++)
@@ -968,32 +967,47 @@ static void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *offs
 }
 #endif
 
-void qb_gemm_tiles6(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
-                    int64_t cols, float *y, int64_t ystride) {
-    int64_t nb = cols / 32, tstride = nb * QB_TILE6_BLOCK_BYTES;
+// Both tile kinds' products: the AVX-512 set takes the tiles in pairs (vnni_tiles), the others
+// one at a time, in the row groups their vector code takes, the rest by the scalar definition
+// (so every output keeps its rounding).
+static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs,
+                       int64_t count, int64_t cols, float *y, int64_t ystride) {
+    int64_t nb = cols / 32, tstride = nb * (six ? QB_TILE6_BLOCK_BYTES : qb_gemm_tile_block_bytes(bits));
+    int64_t ostride = six ? 2 * nb : nb;  // Q6_K's offsets are per 16 values
+#if defined(QB_AVX512)
+    static const vnni_shapes k = {gemm_vnni6x2, gemm_vnni4x2, gemm_vnni1x2, gemm_vnni8x1, gemm_vnni4x1, gemm_vnni1x1};
+    static const vnni_shapes k6 = {gemm6_vnni6x2, gemm6_vnni4x2, gemm6_vnni1x2, gemm6_vnni8x1, gemm6_vnni4x1, gemm6_vnni1x1};
+    vnni_tiles(six ? &k6 : &k, tile, tiles, tstride, x, offs, ostride, count, nb, y, ystride);
+#else
     for (int64_t t = 0; t < tiles; t++) {
         const uint8_t *tp = tile + t * tstride;
         float *yt = y + QB_TILE_ROWS * t;
         int64_t c = 0;
-#if defined(QB_AVX512)
-#define QB_ROWS(c) tp, tstride, x + (c) * nb, offs16 + (c) * 2 * nb, nb, yt + (c) * ystride, ystride
-        if (t + 1 < tiles) {  // a pair
-            for (; c + 5 < count; c += 6) gemm6_vnni6x2(QB_ROWS(c));
-            for (; c + 3 < count; c += 4) gemm6_vnni4x2(QB_ROWS(c));
-            for (; c < count; c++) gemm6_vnni1x2(QB_ROWS(c));
-            t++;
-            continue;
+#if defined(__AVX2__)
+        if (six) {  // pairs of activation rows
+            c = count & ~(int64_t)1;
+            gemm6_avx2(tp, x, offs, c, nb, yt, ystride);
+        } else {  // groups of four
+            c = count & ~(int64_t)3;
+            if (offs) (bits <= 4 ? gemm_avx2_b4o : bits == 5 ? gemm_avx2_b5o : gemm_avx2_b8o)(tp, x, offs, c, nb, yt, ystride);
+            else (bits <= 4 ? gemm_avx2_b4 : bits == 5 ? gemm_avx2_b5 : gemm_avx2_b8)(tp, x, NULL, c, nb, yt, ystride);
         }
-        for (; c + 7 < count; c += 8) gemm6_vnni8x1(QB_ROWS(c));
-        for (; c + 3 < count; c += 4) gemm6_vnni4x1(QB_ROWS(c));
-        for (; c < count; c++) gemm6_vnni1x1(QB_ROWS(c));
-#undef QB_ROWS
-#elif defined(__AVX2__)
-        // Pairs of activation rows as the vector code takes them (an odd last row by the scalar
-        // definition, the same operations).
-        c = count & ~(int64_t)1;
-        gemm6_avx2(tp, x, offs16, c, nb, yt, ystride);
 #endif
-        for (; c < count; c++) gemm6_scalar(tp, x + c * nb, offs16 + c * 2 * nb, yt + c * ystride, nb);
+        for (; c < count; c++) {
+            const int32_t *o = offs ? offs + c * ostride : NULL;
+            if (six) gemm6_scalar(tp, x + c * nb, o, yt + c * ystride, nb);
+            else gemm_scalar(tp, bits, x + c * nb, o, yt + c * ystride, nb);
+        }
     }
+#endif
+}
+
+void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count,
+                   int64_t cols, float *y, int64_t ystride) {
+    gemm_tiles(0, tile, tiles, bits, x, offs, count, cols, y, ystride);
+}
+
+void qb_gemm_tiles6(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
+                    int64_t cols, float *y, int64_t ystride) {
+    gemm_tiles(1, tile, tiles, 6, x, offs16, count, cols, y, ystride);
 }
