@@ -576,12 +576,13 @@ static inline __attribute__((always_inline)) void vnni_steps(__m512i is[8][2], c
 // at its block's offset and the M term is gone: per block and row, a multiply and one fma
 // beside the eight vpdpbusd on the same two pipes, where M x s took another.
 // Why two tiles: each vpdpbusd takes its activation dword as a 512-bit broadcast load, and
-// on the Intel Xeon (Emerald Rapids) of these machines a core issues about 1.2 loads into
-// zmm registers a cycle, against ~2 vpdpbusd: one tile against 8 rows (89 loads per 64
-// vpdpbusd) ran the products load-bound at ~37% of the int8 peak; a broadcast shared by two
-// tiles nearly halves the loads (results/gemm-pairs-2026-11-29/). Each output keeps its
-// arithmetic (the same integer sums, the same fma sequence over the blocks), so how rows and
-// tiles are grouped does not change a bit.
+// on the Intel Xeon (Emerald Rapids) of these machines a core issues about one load into a
+// zmm register a cycle (2.95-3.07 G/s), half the register-only vpdpbusd rate: one tile
+// against 8 rows (89 loads per 64 vpdpbusd) ran the products load-bound at ~37% of the int8
+// peak; a broadcast shared by two tiles nearly halves the loads
+// (results/gemm-pairs-2026-11-29/). Each output keeps its arithmetic (the same integer sums,
+// the same fma sequence over the blocks), so how rows and tiles are grouped does not change a
+// bit.
 static inline __attribute__((always_inline)) void gemm_vnni(const uint8_t *tile, int64_t tstride, const qb_q8a *x,
                                                             const int32_t *offs, int64_t nb, float *y, int64_t ystride,
                                                             const int n, const int m, const int off) {
@@ -771,7 +772,6 @@ QB_GEMM_AVX2(4)
 QB_GEMM_AVX2(5)
 QB_GEMM_AVX2(8)
 #endif
-
 
 // ---------------------------------------------------------------------------------------
 // Q6_K: 16-value halves each with their own scale, the offset of 32 taken out in integers
