@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Tables from side-by-side.sh's files (run in the folder holding them): per file and test,
 each engine's median t/s over every repetition of every round (each round's median in
-brackets) and ours over ik_llama.cpp's; decode at depth as t/s and the drop from depth 0."""
-import glob, json, os, re, statistics as st
+brackets) and ours over ik_llama.cpp's; decode at depth as t/s and the drop from depth 0.
+With --per-round, a second table: ours / ik round by round (each round's two runs ran back
+to back) and the median of those ratios."""
+import glob, json, os, re, statistics as st, sys
 
 def llama_bench(path):
     out = {}
@@ -55,6 +57,17 @@ for name in names:
         b, sb = median(qb, test)
         print(f"| {name} | {test} | {sa} | {sb} | {f'{b / a:.2f}' if a and b else '–'} |")
 print()
+if "--per-round" in sys.argv[1:]:
+    print("| file | test | ours / ik, round by round | median |")
+    print("| --- | --- | --- | ---: |")
+    for name in names:
+        ik, qb = gather("ik", name, llama_bench), gather("qb", name, ours)
+        for test in sorted({t for r in list(ik.values()) + list(qb.values()) for t in r}):
+            ratios = [st.median(qb[r][test]) / st.median(ik[r][test])
+                      for r in sorted(set(ik) & set(qb)) if test in ik[r] and test in qb[r]]
+            if ratios:
+                print(f"| {name} | {test} | {' '.join(f'{x:.2f}' for x in ratios)} | {st.median(ratios):.2f} |")
+    print()
 for p in sorted(glob.glob("qb-*.md")):
     for line in open(p):
         if re.match(r"^(pp|tg)\d+.*: (weight|weights)", line):
