@@ -47,11 +47,14 @@ def median(rounds, test):
     return st.median(pooled), f"{st.median(pooled):.1f} ({', '.join(f'{x:.1f}' for x in per)})"
 
 names = sorted({re.sub(r"^(ik|qb)-(.*)-\d+\.json$", r"\2", os.path.basename(p)) for p in glob.glob("[iq][kb]-*-[0-9]*.json")})
-print("| file | test | ik_llama.cpp -rtr 1 | ours | ours / ik |")
-print("| --- | --- | ---: | ---: | ---: |")
+# Each file's rounds read once, for both tables.
+files = []
 for name in names:
     ik, qb = gather("ik", name, llama_bench), gather("qb", name, ours)
-    tests = sorted({t for r in list(ik.values()) + list(qb.values()) for t in r})
+    files.append((name, ik, qb, sorted({t for r in list(ik.values()) + list(qb.values()) for t in r})))
+print("| file | test | ik_llama.cpp -rtr 1 | ours | ours / ik |")
+print("| --- | --- | ---: | ---: | ---: |")
+for name, ik, qb, tests in files:
     for test in tests:
         a, sa = median(ik, test)
         b, sb = median(qb, test)
@@ -60,9 +63,8 @@ print()
 if "--per-round" in sys.argv[1:]:
     print("| file | test | ours / ik, round by round | median |")
     print("| --- | --- | --- | ---: |")
-    for name in names:
-        ik, qb = gather("ik", name, llama_bench), gather("qb", name, ours)
-        for test in sorted({t for r in list(ik.values()) + list(qb.values()) for t in r}):
+    for name, ik, qb, tests in files:
+        for test in tests:
             ratios = [st.median(qb[r][test]) / st.median(ik[r][test])
                       for r in sorted(set(ik) & set(qb)) if test in ik[r] and test in qb[r]]
             if ratios:
