@@ -1,4 +1,5 @@
 import Foundation
+import QBKernels
 import QBSupport
 import QBText
 
@@ -40,7 +41,7 @@ public struct ChainSampler: TokenSampler {
         guard !logits.isEmpty else { return 0 }
         return logits.withUnsafeMutableBufferPointer { l in
             prepare(l, history: history)
-            if parameters.temperature == 0 { return TokenID(Self.argmax(UnsafeBufferPointer(l))) }
+            if parameters.temperature == 0 { return TokenID(Ops.argmax(UnsafeBufferPointer(l))) }
             return draw(l)
         }
     }
@@ -71,16 +72,9 @@ public struct ChainSampler: TokenSampler {
         }
     }
 
-    /// The first index of the largest value.
-    static func argmax(_ l: UnsafeBufferPointer<Float>) -> Int {
-        var best = 0
-        for i in 1..<l.count where l[i] > l[best] { best = i }
-        return best
-    }
-
     private mutating func draw(_ l: UnsafeMutableBufferPointer<Float>) -> TokenID {
         let n = l.count
-        let top = Self.argmax(UnsafeBufferPointer(l))
+        let top = Ops.argmax(UnsafeBufferPointer(l))
         let maxLogit = l[top]
         // Everything banned (or an infinite logit, which would make every weight NaN):
         // there is no distribution to draw from, and the first maximum is as good as any.

@@ -3,11 +3,6 @@ import QBText
 
 /// Greedy decoding: the argmax at every step, the lowest id on ties.
 public enum Greedy {
-    public static func argmax(_ logits: [Float]) -> Int {
-        guard !logits.isEmpty else { return 0 }
-        return logits.withUnsafeBufferPointer { ChainSampler.argmax($0) }
-    }
-
     /// Runs `prompt` (already tokenized, BOS included when wanted) from an empty cache, then
     /// generates up to `maxTokens` ids greedily, calling `onText` with each whole piece of
     /// text as it becomes available. Stops on any end-of-sequence id of the model or the

@@ -14,6 +14,20 @@ public enum Ops {
         qb_softmax(x, Int64(count))
     }
 
+    /// The first index of the largest value (a greedy pick over logits). A NaN is never the
+    /// largest, but one at index 0 gives 0, as the loop `Reference.argmax`; 0 when `x` is
+    /// empty.
+    public static func argmax(_ x: UnsafeBufferPointer<Float>) -> Int {
+        guard let base = x.baseAddress else { return 0 }
+        return Int(qb_argmax_f32(base, Int64(x.count)))
+    }
+
+    /// True when no value of `x` is NaN or infinite.
+    public static func allFinite(_ x: UnsafeBufferPointer<Float>) -> Bool {
+        guard let base = x.baseAddress else { return true }
+        return qb_all_finite_f32(base, Int64(x.count)) != 0
+    }
+
     /// gate = silu(gate) * up
     public static func swiglu(gate: UnsafeMutablePointer<Float>, up: UnsafePointer<Float>, count: Int) {
         qb_swiglu(gate, up, Int64(count))

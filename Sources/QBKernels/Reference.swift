@@ -79,6 +79,16 @@ public enum Reference {
         x.enumerated().map { i, v in v + bias[i % bias.count] }
     }
 
+    /// Whether every value is finite: what `Ops.allFinite` is held to.
+    public static func allFinite(_ x: [Float]) -> Bool { x.allSatisfy(\.isFinite) }
+
+    /// The first index of the largest value: the loop `Ops.argmax` is held to.
+    public static func argmax(_ x: [Float]) -> Int {
+        var best = 0
+        for i in x.indices where x[i] > x[best] { best = i }
+        return best
+    }
+
     public static func softmax(_ x: [Float]) -> [Float] {
         let m = x.max() ?? 0
         let e = x.map { exp(Double($0 - m)) }

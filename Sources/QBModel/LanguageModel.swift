@@ -118,26 +118,14 @@ extension LanguageModel {
             }
             // Cheap: one pass over the logits. Only when it fails is the pass run again,
             // tracing every layer, to name where the values first went wrong.
-            if !Self.allFinite(out) {
+            if !out.withUnsafeBufferPointer(Ops.allFinite) {
                 throw traceNonFinite(tokens, state: state, origin: origin)
             }
-            if request == .all || isLast { result += out }
+            // The last chunk's logits are the result as they are, not copied into it.
+            if request == .all || isLast { if result.isEmpty { result = out } else { result += out } }
             start = end
         }
         return result
-    }
-
-    /// True when no value is NaN or infinite (x * 0 is 0 for every finite x, NaN otherwise).
-    static func allFinite(_ values: [Float]) -> Bool {
-        values.withUnsafeBufferPointer { p in
-            var acc: Float = 0
-            var i = 0
-            while i < p.count {
-                acc += p[i] * 0
-                i += 1
-            }
-            return acc == 0
-        }
     }
 
     /// Runs `tokens` again from cache position `origin` with the per-layer check on, finds
@@ -156,7 +144,7 @@ extension LanguageModel {
             state.trace?.positionOffset = origin + start
             let out = forwardChunk(Array(tokens[start..<end]), state: state, logits: .all, isCancelled: { false }) ?? []
             found = state.trace?.first
-            if found == nil && !Self.allFinite(out) { found = "the final norm and output head (the hidden states were finite)" }
+            if found == nil && !out.withUnsafeBufferPointer(Ops.allFinite) { found = "the final norm and output head (the hidden states were finite)" }
             start = end
         }
         return NonFiniteLogits(

@@ -59,8 +59,7 @@ struct TransformerSteps {
         guard s.trace != nil, s.trace?.first == nil else { return }
         let dim = config.hiddenSize
         for t in 0..<count {
-            let row = UnsafeBufferPointer(start: s.x.pointer + t * dim, count: dim)
-            if row.contains(where: { !$0.isFinite }) {
+            if !Ops.allFinite(UnsafeBufferPointer(start: s.x.pointer + t * dim, count: dim)) {
                 let place = "\(what()) at position \((s.trace?.positionOffset ?? 0) + t)"
                 s.trace?.first = place
                 return

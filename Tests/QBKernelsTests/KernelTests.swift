@@ -122,6 +122,57 @@ final class KernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// The finiteness check against `isFinite`: one NaN or infinity anywhere (the tail, the
+    /// lanes, the first and last value), and the largest finite values, which must pass.
+    func testAllFiniteMatchesIsFinite() {
+        onEveryKernelSet {
+            for n in [0, 1, 7, 8, 9, 31, 32, 33, 64, 100, 1000, 4099] {
+                var cases: [[Float]] = [randoms(n, scale: 1e30), [Float](repeating: .greatestFiniteMagnitude, count: n)]
+                for bad: Float in [.nan, .infinity, -.infinity] where n > 0 {
+                    for at in Set([0, n - 1, Int.random(in: 0..<n, using: &rng)]) {
+                        var x = randoms(n)
+                        x[at] = bad
+                        cases.append(x)
+                    }
+                }
+                for (c, x) in cases.enumerated() {
+                    XCTAssertEqual(x.withUnsafeBufferPointer(Ops.allFinite), Reference.allFinite(x), "n \(n), case \(c)")
+                }
+            }
+        }
+    }
+
+    /// The vector argmax against the plain loop: every length around the vector widths and
+    /// the unrolled step (the lanes, their merge and the tail), exact ties, NaNs (at index 0
+    /// too), infinities, and the largest value in the tail.
+    func testArgmaxMatchesTheLoop() {
+        onEveryKernelSet {
+            for n in [0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 100, 1000, 4099, 20_011] {
+                var cases: [[Float]] = [
+                    randoms(n, scale: 30),
+                    // Few distinct values: ties everywhere, across lanes and steps.
+                    randoms(n).map { ($0 * 3).rounded() },
+                    randoms(n).map { Float.random(in: 0..<1, using: &rng) < 0.1 ? .nan : $0 },
+                    randoms(n).map { _ in Float.random(in: 0..<1, using: &rng) < 0.5 ? -.infinity : .nan },
+                    [Float](repeating: -.infinity, count: n),
+                    [Float](repeating: .nan, count: n),
+                ]
+                if n > 0 {
+                    var nanFirst = randoms(n)
+                    nanFirst[0] = .nan
+                    var tail = randoms(n)
+                    tail[n - 1] = 2
+                    var infinities = randoms(n).map { ($0 * 2).rounded() }
+                    for _ in 0..<3 { infinities[Int.random(in: 0..<n, using: &rng)] = .infinity }
+                    cases += [nanFirst, tail, infinities]
+                }
+                for (c, x) in cases.enumerated() {
+                    XCTAssertEqual(x.withUnsafeBufferPointer(Ops.argmax), Reference.argmax(x), "n \(n), case \(c)")
+                }
+            }
+        }
+    }
+
     /// GeGLU (tanh GELU) against its definition, over the saturating range too.
     func testGeGLUMatchesReference() {
         onEveryKernelSet {

@@ -56,6 +56,8 @@
 #define qb_matvec_q4_0x16 QB_ISA_NAME(matvec_q4_0x16)
 #define qb_rmsnorm QB_ISA_NAME(rmsnorm)
 #define qb_softmax QB_ISA_NAME(softmax)
+#define qb_argmax_f32 QB_ISA_NAME(argmax_f32)
+#define qb_all_finite_f32 QB_ISA_NAME(all_finite_f32)
 #define qb_swiglu QB_ISA_NAME(swiglu)
 #define qb_geglu QB_ISA_NAME(geglu)
 #define qb_first_beyond QB_ISA_NAME(first_beyond)

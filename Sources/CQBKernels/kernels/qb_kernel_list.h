@@ -134,6 +134,8 @@
     /* qb_ops.h */                                                                                                   \
     V(rmsnorm, (const float *x, const float *weight, float *out, int64_t n, float eps), (x, weight, out, n, eps))     \
     V(softmax, (float *x, int64_t n), (x, n))                                                                        \
+    R(int64_t, argmax_f32, (const float *x, int64_t n), (x, n))                                                      \
+    R(int32_t, all_finite_f32, (const float *x, int64_t n), (x, n))                                                  \
     V(swiglu, (float *gate, const float *up, int64_t n), (gate, up, n))                                              \
     V(geglu, (float *gate, const float *up, int64_t n), (gate, up, n))                                               \
     /* qb_quantizer.h */                                                                                             \

@@ -108,12 +108,6 @@ struct ThroughputRunner {
             onRun(run, o.seconds, o.memory)
         }
     }
-
-    static func argmax(_ v: [Float]) -> TokenID {
-        var best = 0
-        for i in v.indices where v[i] > v[best] { best = i }
-        return TokenID(best)
-    }
 }
 
 /// One throughput test made ready to repeat: its ids drawn (the same for every repetition
@@ -198,7 +192,7 @@ final class ThroughputTrial {
                     var token = ids[0]
                     for _ in 0..<test.tokens {
                         let logits = try model.forward([token], state: state, logits: .last, isCancelled: cancelled)
-                        token = ThroughputRunner.argmax(logits)
+                        token = TokenID(logits.withUnsafeBufferPointer(Ops.argmax))
                     }
                 }
             } catch is ForwardCancelled {

@@ -1,4 +1,5 @@
 import Foundation
+import QBKernels
 import QBSupport
 
 /// How far one setting's next-token distributions are from a reference's, position by
@@ -38,7 +39,7 @@ public enum QualityMetrics {
         for t in 0..<n {
             let r = (t * vocab)..<((t + 1) * vocab)
             kls.append(klDivergence(reference: reference[r], candidate: candidate[r]))
-            if argmax(reference[r]) == argmax(candidate[r]) { agree += 1 }
+            if sameTop(reference[r], candidate[r]) { agree += 1 }
         }
         let mean = kls.reduce(0, +) / Double(max(n, 1))
         let variance = kls.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(max(n - 1, 1))
@@ -54,9 +55,8 @@ public enum QualityMetrics {
         }
     }
 
-    static func argmax(_ v: ArraySlice<Float>) -> Int {
-        var best = v.startIndex
-        for i in v.indices where v[i] > v[best] { best = i }
-        return best - v.startIndex
+    /// Whether two rows of logits pick the same id greedily.
+    static func sameTop(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Bool {
+        a.withUnsafeBufferPointer(Ops.argmax) == b.withUnsafeBufferPointer(Ops.argmax)
     }
 }

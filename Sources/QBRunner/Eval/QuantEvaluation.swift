@@ -178,7 +178,7 @@ public struct QuantEvaluation: Sendable {
                 for t in 0..<n {
                     let rows = (t * vocab)..<((t + 1) * vocab)
                     kls.append(isReference ? 0 : QualityMetrics.klDivergence(reference: reference[rows], candidate: logits[rows]))
-                    sameTop.append(QualityMetrics.argmax(reference[rows]) == QualityMetrics.argmax(logits[rows]))
+                    sameTop.append(QualityMetrics.sameTop(reference[rows], logits[rows]))
                 }
             }
             nll[spec.name] = nlls
