@@ -157,6 +157,44 @@ static inline __attribute__((always_inline)) void score_tile8(const float *w, co
     _mm256_storeu_ps(dst, _mm256_mul_ps(hsum8x8(acc), _mm256_set1_ps(scale)));
 }
 
+// The four sums of four vectors, each by hsum8x8's tree (pairs, then pairs of pairs within
+// each 128-bit half, then the halves), so a score is the same whichever routine sums it.
+static inline __m128 hsum4x8(const __m256 a[4]) {
+    __m256 s = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+}
+
+// score_tile8 for `n` (2 or 3) queries at once, four rows at a time: every score is the
+// same chain of multiply-adds and the same sum as score_tile8's, and each key load serves
+// all n queries. Why three: score_tile8's eight chains wait on the multiply-add latency (four
+// cycles at two a cycle wants eight in flight and no stall); with two queries (eight chains,
+// a third fewer loads) a 256-position prefill's attention took 3% less time, with three
+// (twelve chains) 14% less (results/attention-queries-2026-11-30/).
+static inline __attribute__((always_inline)) void score_tile8xn(const float *w, const float *const *qs, int64_t hd,
+                                                                float scale, float *const *ds, const int n) {
+    for (int half = 0; half < 2; half++) {
+        const float *wh = w + 4 * half * hd;
+        __m256 a[3][4];
+        for (int j = 0; j < n; j++)
+            for (int p = 0; p < 4; p++) a[j][p] = _mm256_setzero_ps();
+        for (int64_t c = 0; c < hd; c += 8) {
+            __m256 x[3];
+            for (int j = 0; j < n; j++) x[j] = _mm256_loadu_ps(qs[j] + c);
+            for (int p = 0; p < 4; p++) {
+                __m256 k = _mm256_loadu_ps(wh + p * hd + c);
+                for (int j = 0; j < n; j++) a[j][p] = _mm256_fmadd_ps(k, x[j], a[j][p]);
+            }
+        }
+        for (int j = 0; j < n; j++) _mm_storeu_ps(ds[j] + 4 * half, _mm_mul_ps(hsum4x8(a[j]), _mm_set1_ps(scale)));
+    }
+}
+
+// Columns [c0, hd) of accumulate_values8's sums, past its 64-column blocks.
+static inline void values_tail(const float *pg, const float *w, int64_t p0, int64_t p1, float *og, int64_t c0, int64_t hd) {
+    for (; c0 < hd; c0++)
+        for (int64_t p = p0; p < p1; p++) og[c0] += pg[p] * w[p * hd + c0];
+}
+
 // og += the probabilities pg[p0 ..< p1] times the widened value rows w[p0 ..< p1], one row
 // after another, 64 columns at a time in registers.
 static inline __attribute__((always_inline)) void accumulate_values8(const float *pg, const float *w, int64_t p0,
@@ -171,8 +209,69 @@ static inline __attribute__((always_inline)) void accumulate_values8(const float
         }
         for (int c = 0; c < 8; c++) _mm256_storeu_ps(og + c0 + 8 * c, acc[c]);
     }
-    for (; c0 < hd; c0++)
-        for (int64_t p = p0; p < p1; p++) og[c0] += pg[p] * w[p * hd + c0];
+    values_tail(pg, w, p0, p1, og, c0, hd);
+}
+
+// accumulate_values8 for `n` (2 or 3) queries' probabilities over the same rows, 32 columns
+// at a time: each output column is the same sequence of multiply-adds, row by row, as
+// accumulate_values8 makes, with 4n chains side by side where it has eight (see
+// score_tile8xn) and each value load serving all n outputs.
+static inline __attribute__((always_inline)) void accumulate_values8xn(const float *const *pg, const float *w, int64_t p0,
+                                                                       int64_t p1, float *const *og, int64_t hd, const int n) {
+    int64_t c0 = 0;
+    for (; c0 + 64 <= hd; c0 += 64)
+        for (int64_t cc = c0; cc < c0 + 64; cc += 32) {
+            __m256 a[3][4];
+            for (int j = 0; j < n; j++)
+                for (int c = 0; c < 4; c++) a[j][c] = _mm256_loadu_ps(og[j] + cc + 8 * c);
+            for (int64_t p = p0; p < p1; p++) {
+                __m256 b[3];
+                for (int j = 0; j < n; j++) b[j] = _mm256_set1_ps(pg[j][p]);
+                for (int c = 0; c < 4; c++) {
+                    __m256 v = _mm256_loadu_ps(w + p * hd + cc + 8 * c);
+                    for (int j = 0; j < n; j++) a[j][c] = _mm256_fmadd_ps(b[j], v, a[j][c]);
+                }
+            }
+            for (int j = 0; j < n; j++)
+                for (int c = 0; c < 4; c++) _mm256_storeu_ps(og[j] + cc + 8 * c, a[j][c]);
+        }
+    for (int j = 0; j < n; j++) values_tail(pg[j], w, p0, p1, og[j], c0, hd);
+}
+
+// og[j] += pg[j][p0 ..< p1] times the value rows, for n (1 to 3) outputs at once.
+static inline __attribute__((always_inline)) void accumulate_values8_some(const float *const *pg, const float *w,
+                                                                          int64_t p0, int64_t p1, float *const *og,
+                                                                          int64_t hd, int n) {
+    if (n == 3) accumulate_values8xn(pg, w, p0, p1, og, hd, 3);
+    else if (n == 2) accumulate_values8xn(pg, w, p0, p1, og, hd, 2);
+    else accumulate_values8(pg[0], w, p0, p1, og[0], hd);
+}
+
+// The scores of query rows [0, rows) against a tile of `t` widened keys (zeros past them),
+// three queries at a time, then two, then one: row m's query at q + m / group * qstride +
+// m % group * hd (a prefill chunk's positions times their heads), its scores at scores +
+// m * span + j0, only the first t when the tile is partial. (The decode group kernel keeps
+// one query at a time: for one position's four heads, three and one showed no gain beyond
+// the spread of the unchanged kernel's own runs, results/attention-queries-2026-11-30/.)
+static inline __attribute__((always_inline)) void score_rows8(const float *w, int64_t t, const float *q, int64_t qstride,
+                                                              int64_t group, int64_t hd, float scale, int64_t rows,
+                                                              float *scores, int64_t span, int64_t j0) {
+    float lanes[3][ATT_TILE];  // a partial tile's: the next row's scores follow this one's
+    for (int64_t m = 0; m < rows;) {
+        int n = rows - m >= 3 ? 3 : (int)(rows - m);
+        const float *qs[3];
+        float *ds[3];
+        for (int j = 0; j < n; j++) {
+            qs[j] = q + (m + j) / group * qstride + (m + j) % group * hd;
+            ds[j] = t == ATT_TILE ? scores + (m + j) * span + j0 : lanes[j];
+        }
+        if (n == 3) score_tile8xn(w, qs, hd, scale, ds, 3);
+        else if (n == 2) score_tile8xn(w, qs, hd, scale, ds, 2);
+        else score_tile8(w, qs[0], hd, scale, ds[0]);
+        if (t < ATT_TILE)
+            for (int j = 0; j < n; j++) memcpy(scores + (m + j) * span + j0, lanes[j], (size_t)t * sizeof(float));
+        m += n;
+    }
 }
 #endif
 
@@ -678,16 +777,7 @@ static void attention_rows8(const float *q, int64_t qstride, int64_t npos, const
         int64_t t = span - j0 < ATT_TILE ? span - j0 : ATT_TILE;
         widen_rows(QB_F16, k + (lo + j0) * hd, w, t, hd);
         if (t < ATT_TILE) memset(w + t * hd, 0, (size_t)((ATT_TILE - t) * hd) * sizeof(float));
-        for (int64_t m = 0; m < rows; m++) {
-            const float *qg = q + m / group * qstride + m % group * hd;
-            if (t == ATT_TILE) {
-                score_tile8(w, qg, hd, scale, scores + m * span + j0);
-                continue;
-            }
-            float lanes[ATT_TILE];  // the next row's scores follow this one's
-            score_tile8(w, qg, hd, scale, lanes);
-            memcpy(scores + m * span + j0, lanes, (size_t)t * sizeof(float));
-        }
+        score_rows8(w, t, q, qstride, group, hd, scale, rows, scores, span, j0);
     }
     // The group kernel sums the rows of a position's last partial tile (counted from its
     // first row) one by one: those scores again, as it does.
@@ -703,11 +793,26 @@ static void attention_rows8(const float *q, int64_t qstride, int64_t npos, const
     for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE) {
         int64_t t = span - j0 < ATT_TILE ? span - j0 : ATT_TILE;
         widen_rows(QB_F16, v + (lo + j0) * hd, w, t, hd);
-        for (int64_t i = 0; i < npos; i++) {
+        // The chunk's (position, head) rows three at a time while they share their rows of
+        // the tile (then two, then one).
+        for (int64_t m = 0; m < rows;) {
             int64_t p0, p1;
-            if (!position_in_tile(end0 + i, window, lo + j0, t, &p0, &p1)) continue;
-            for (int64_t g = 0; g < group; g++)
-                accumulate_values8(scores + (i * group + g) * span + j0, w, p0, p1, out + i * ostride + g * hd, hd);
+            if (!position_in_tile(end0 + m / group, window, lo + j0, t, &p0, &p1)) {
+                m += group - m % group;  // the position's next heads see none of it either
+                continue;
+            }
+            const float *pg[3];
+            float *og[3];
+            int n = 0;
+            for (; n < 3 && m + n < rows; n++) {
+                int64_t i = (m + n) / group, a0, a1;
+                if (n > 0 && i != m / group && (!position_in_tile(end0 + i, window, lo + j0, t, &a0, &a1) || a0 != p0 || a1 != p1))
+                    break;
+                pg[n] = scores + (m + n) * span + j0;
+                og[n] = out + i * ostride + (m + n) % group * hd;
+            }
+            accumulate_values8_some(pg, w, p0, p1, og, hd, n);
+            m += n;
         }
     }
 }

@@ -1,5 +1,7 @@
-// qb_attention_rows alone, one thread: a 512-token prefill's chunks of 8 for one KV head.
-// HD GROUP SPAN REPS OUT
+// Attention alone, one thread, f16 cache of SPAN random rows for one KV head: HD GROUP SPAN
+// REPS OUT [group]. By default qb_attention_rows over a SPAN-token prefill in chunks of 8
+// (as TransformerSteps.attention calls it); with `group`, qb_attention_group for one decode
+// position at depth SPAN. Prints the best of REPS passes' thread CPU time; writes the outputs.
 #include "qb_isa_names.h"
 #include "qb_kernel_list.h"
 #include "qb_attention.h"
@@ -18,16 +20,19 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < (size_t)span * qdim; i++) q[i] = rand() / (float)RAND_MAX - 0.5f;
     float *scores = malloc(4 * (size_t)8 * group * span);
     double best = 1e9;
+    int decode = argc > 6 && strcmp(argv[6], "group") == 0;
     for (int r = 0; r < reps; r++) {
         double t0 = now();
-        for (int b = 0; b < span / 8; b++)
+        if (decode) qb_attention_group(QB_F16, q, k, v, 0, span, hd, group, 0.125f, scores, out);
+        else for (int b = 0; b < span / 8; b++)
             qb_attention_rows(QB_F16, q + (size_t)b * 8 * qdim, qdim, 8, k, v, b * 8 + 1, 0, hd, group, 0.125f, scores, out + (size_t)b * 8 * qdim, qdim);
         double dt = now() - t0;
         if (dt < best) best = dt;
     }
     double flops = 0;
-    for (int p = 0; p < span; p++) flops += 4.0 * (p + 1) * hd * group;
-    printf("hd %d group %d span %d: %.3f ms, %.1f GF/s\n", hd, group, span, best * 1e3, flops / best / 1e9);
+    if (decode) flops = 4.0 * span * hd * group;
+    else for (int p = 0; p < span; p++) flops += 4.0 * (p + 1) * hd * group;
+    printf("%s hd %d group %d span %d: %.4f ms, %.1f GF/s\n", decode ? "group" : "rows", hd, group, span, best * 1e3, flops / best / 1e9);
     FILE *f = fopen(argv[5], "wb"); fwrite(out, 4, (size_t)span * qdim, f); fclose(f);
     return 0;
 }
