@@ -168,8 +168,8 @@ static inline __m128 hsum4x8(const __m256 a[4]) {
 // same chain of multiply-adds and the same sum as score_tile8's, and each key load serves
 // all n queries. Why three: score_tile8's eight chains wait on the multiply-add latency (four
 // cycles at two a cycle wants eight in flight and no stall); with two queries (eight chains,
-// a third fewer loads) a 256-position prefill's attention took 3% less time, with three
-// (twelve chains) 14% less (results/attention-queries-2026-11-30/).
+// a third fewer loads) a 256-position prefill's attention took 2-4% less time, with three
+// (twelve chains) 12-14% less (results/attention-queries-2026-11-30/).
 static inline __attribute__((always_inline)) void score_tile8xn(const float *w, const float *const *qs, int64_t hd,
                                                                 float scale, float *const *ds, const int n) {
     for (int half = 0; half < 2; half++) {
