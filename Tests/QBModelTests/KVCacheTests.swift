@@ -72,8 +72,8 @@ final class KVCacheTests: XCTestCase, SeededKernelTestCase {
                         let worst = zip(got, expected).map { abs($0 - $1) }.max()!
                         XCTAssertLessThan(worst, 1e-5, "\(type.rawValue) hd \(hd) n \(n) head \(g) of \(group)")
                         // And bitwise what the head gets alone, in a group of one: however a kernel
-                        // takes heads together (three at a time on the AVX2 set), each head's
-                        // sums are its own, in the same order. Not for Q8_0 groups of more than 16:
+                        // takes a group's heads together, each head's sums are its own, in the
+                        // same order. Not for Q8_0 groups of more than 16:
                         // the AVX-512 set's integer kernel takes 16 heads at most and larger groups
                         // go to its float kernel, which rounds otherwise.
                         if type == .q8_0 && group > 16 { continue }
