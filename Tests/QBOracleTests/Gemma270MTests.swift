@@ -42,7 +42,8 @@ final class Gemma270MTests: XCTestCase {
     /// weights dequantized to float32, eager attention; oracles/hf_gguf_margins.py). For each
     /// prompt of `continuations`, its top-2 margin for each of llama.cpp's tokens fed back one
     /// at a time: llama.cpp's token's logit minus the largest other, and that other token.
-    /// Loading the file takes transformers half a minute, so this runs once per process.
+    /// Loading the file takes transformers half a minute (its metadata parsed once: the script
+    /// shares one reader between the config and the tensors), so this runs once per process.
     static func exactMargins(path: String, tokenizer: any Tokenizer) throws -> [ExactMargins] {
         try exactCache.value(path) {
             try Oracle.require(modules: ["torch", "transformers", "accelerate", "gguf"])
