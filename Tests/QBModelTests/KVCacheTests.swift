@@ -74,8 +74,8 @@ final class KVCacheTests: XCTestCase, SeededKernelTestCase {
                         // And bitwise what the head gets alone, in a group of one: however a kernel
                         // takes a group's heads together, each head's sums are its own, in the
                         // same order. Not for Q8_0 groups of more than 16:
-                        // the AVX-512 set's integer kernel takes 16 heads at most and larger groups
-                        // go to its float kernel, which rounds otherwise.
+                        // the integer kernels (AVX-512 and AVX2 sets) take 16 heads at most and
+                        // larger groups go to the float kernels, which round otherwise.
                         if type == .q8_0 && group > 16 { continue }
                         var one = [Float](repeating: 0, count: n), alone = [Float](repeating: .nan, count: hd)
                         cache.attendGroup(layer: 0, head: 0, queries: head, group: 1, count: n, scale: 0.125, scores: &one, out: &alone)

@@ -133,6 +133,10 @@ static void widen_rows(int32_t type, const void *src, float *dst, int64_t count,
 // head of the group uses them.
 enum { ATT_TILE = 8 };
 
+// The most query heads per KV head the integer Q8_0 kernels take (their queries' quants are
+// kept on the stack); larger groups go to the float kernels, which round otherwise.
+enum { ATT_Q8_GROUP = 16 };
+
 #if defined(__AVX2__)
 // The eight sums of eight vectors, in order.
 static inline __m256 hsum8x8(const __m256 a[8]) {
@@ -275,6 +279,34 @@ static inline __attribute__((always_inline)) void score_rows8(const float *w, in
 }
 #endif
 
+#if defined(__AVX2__)
+// A cache read at depth comes from memory, and the integer attention loop alone does not keep
+// enough reads in flight (a 4096-position Q8_0 head pass took 52 us from memory, 21 us from
+// L2): the tile 128 rows ahead of `j0` is fetched while this one is computed. The
+// f16 group kernel gained nothing from it on Zen 4 and 1.13x at depth 4096 on an Intel
+// Xeon (Emerald Rapids), whose single core keeps fewer reads in flight.
+enum { ATT_PREFETCH_ROWS = 128 };
+
+// Part `part` of `parts` of the lines of that tile of `tile` rows. An f16 tile is 32 lines: issued at once, they
+// outnumber the core's line-fill buffers and the core waits for the first lines back before it
+// computes on; spread over the tile's work (a part per head for the keys, per position for the
+// values) they keep the stream and the arithmetic overlapping: 1.15x on a 4096-position f16
+// head pass from memory on one core of the Intel Xeon; two-thread decode, where each core has
+// half the bandwidth, showed no difference (results/attention-f16-2026-11-28/). The Q8_0 loop
+// (17 lines a tile) showed no difference either way and fetches its tiles whole.
+static inline void prefetch_part(const uint8_t *rows, int64_t j0, int64_t tile, int64_t n, int64_t row, int64_t part,
+                                 int64_t parts) {
+    if (j0 + ATT_PREFETCH_ROWS + tile > n) return;
+    const char *at = (const char *)rows + (j0 + ATT_PREFETCH_ROWS) * row;
+    int64_t lines = (tile * row + 63) / 64;
+    for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; l++) _mm_prefetch(at + 64 * l, _MM_HINT_T0);
+}
+static inline void prefetch_tile(const uint8_t *rows, int64_t j0, int64_t tile, int64_t n, int64_t row) {
+    prefetch_part(rows, j0, tile, n, row, 0, 1);
+}
+
+#endif
+
 #if defined(__AVX512F__)
 // AVX-512: tiles of 16 positions, widened with 64-byte conversions. A score tile is 16
 // dot products of one query with 16 key rows, summed across lanes together (hsum16x16).
@@ -295,30 +327,6 @@ static void widen_rows16(int32_t type, const uint8_t *src, float *dst, int64_t c
         _mm512_storeu_ps(dst, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(lo))));
         _mm512_storeu_ps(dst + 16, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(hi))));
     }
-}
-
-// A cache read at depth comes from memory, and the integer attention loop alone does not keep
-// enough reads in flight (a 4096-position Q8_0 head pass took 52 us from memory, 21 us from
-// L2): the 16-row tile eight tiles ahead of `j0` is fetched while this one is computed. The
-// f16 group kernel gained nothing from it on Zen 4 and 1.13x at depth 4096 on an Intel
-// Xeon (Emerald Rapids), whose single core keeps fewer reads in flight.
-enum { ATT_PREFETCH_TILES = 8 };
-
-// Part `part` of `parts` of that tile's lines. An f16 tile is 32 lines: issued at once, they
-// outnumber the core's line-fill buffers and the core waits for the first lines back before it
-// computes on; spread over the tile's work (a part per head for the keys, per position for the
-// values) they keep the stream and the arithmetic overlapping: 1.15x on a 4096-position f16
-// head pass from memory on one core of the Intel Xeon; two-thread decode, where each core has
-// half the bandwidth, showed no difference (results/attention-f16-2026-11-28/). The Q8_0 loop
-// (17 lines a tile) showed no difference either way and fetches its tiles whole.
-static inline void prefetch_part(const uint8_t *rows, int64_t j0, int64_t n, int64_t row, int64_t part, int64_t parts) {
-    if (j0 + (ATT_PREFETCH_TILES + 1) * 16 > n) return;
-    const char *at = (const char *)rows + (j0 + ATT_PREFETCH_TILES * 16) * row;
-    int64_t lines = (16 * row + 63) / 64;
-    for (int64_t l = lines * part / parts; l < lines * (part + 1) / parts; l++) _mm_prefetch(at + 64 * l, _MM_HINT_T0);
-}
-static inline void prefetch_tile(const uint8_t *rows, int64_t j0, int64_t n, int64_t row) {
-    prefetch_part(rows, j0, n, row, 0, 1);
 }
 
 // The sixteen sums of sixteen vectors, in order: halves of pairs added (512 -> 256 bits per
@@ -404,7 +412,7 @@ static inline __attribute__((always_inline)) void attention_group16(
         if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
         const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
         for (int64_t g = 0; g < group; g++) {
-            prefetch_part((const uint8_t *)k, j0, n, row, g, group);
+            prefetch_part((const uint8_t *)k, j0, 16, n, row, g, group);
             score_tile16(w, q + g * hd, hd, scale, scores + g * n + j0, keep);
             // max_ps keeps its second operand where either is NaN, as qb_softmax's loop.
             vmax[g] = _mm512_mask_max_ps(vmax[g], keep, _mm512_maskz_loadu_ps(keep, scores + g * n + j0), vmax[g]);
@@ -434,7 +442,7 @@ static inline __attribute__((always_inline)) void attention_group16(
                 // the same products as through the buffer, without its stores and loads.
                 const uint16_t *vh = (const uint16_t *)v + j0 * hd;
                 for (int64_t p = 0; p < t; p++) {
-                    prefetch_part((const uint8_t *)v, j0, n, row, p, ATT_TILE16);
+                    prefetch_part((const uint8_t *)v, j0, 16, n, row, p, ATT_TILE16);
                     __m512 wv[16];
                     for (int64_t c = 0; c < nc; c++)
                         wv[c] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vh + p * hd + 16 * c)));
@@ -442,7 +450,7 @@ static inline __attribute__((always_inline)) void attention_group16(
                 }
                 continue;
             }
-            prefetch_tile((const uint8_t *)v, j0, n, row);
+            prefetch_tile((const uint8_t *)v, j0, 16, n, row);
             widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
             for (int64_t p = 0; p < t; p++)
                 for (int64_t i = 0; i < units; i++)
@@ -489,8 +497,6 @@ static inline __m512i q8_pair(const uint8_t *rowp, int64_t b, int64_t nb) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
-enum { ATT_Q8_GROUP = 16 };
-
 static inline __attribute__((always_inline)) void attention_group_q8(
     const float *q, const uint8_t *k, const uint8_t *v, int64_t n, int64_t hd, int64_t group, float scale,
     float *scores, float *out) {
@@ -524,7 +530,7 @@ static inline __attribute__((always_inline)) void attention_group_q8(
     int64_t full = n / 16 * 16;
     for (int64_t j0 = 0; j0 < full; j0 += 16) {
         const uint8_t *kt = k + j0 * row;
-        prefetch_tile(k, j0, n, row);
+        prefetch_tile(k, j0, 16, n, row);
         __m512 sc[ATT_Q8_GROUP];
         for (int64_t g = 0; g < group; g++) sc[g] = _mm512_setzero_ps();
         for (int64_t c = 0; c < pairs; c++) {
@@ -589,7 +595,7 @@ static inline __attribute__((always_inline)) void attention_group_q8(
         for (int64_t j0 = 0; j0 < n; j0 += 16) {
             int64_t t = n - j0 < 16 ? n - j0 : 16;
             const uint8_t *vt = v + j0 * row;
-            prefetch_tile(v, j0, n, row);
+            prefetch_tile(v, j0, 16, n, row);
             if (t == 16) {
                 for (int64_t b = 0; b < nb; b++) {
                     __m512 dv = row_scales16(vt, row, b);
@@ -613,6 +619,138 @@ static inline __attribute__((always_inline)) void attention_group_q8(
             }
         }
         for (int64_t i = 0; i < nu; i++) _mm512_storeu_ps(out + 16 * (u0 + i), acc[i]);
+    }
+}
+#endif
+
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// Q8_0 caches on AVX2: integer scores without VNNI. As on VNNI, the queries are rounded to
+// Q8_0 and each block's dot product is exact in int32; vpmaddubsw wants one unsigned
+// operand, so it takes |key| against the query's bytes given the key's signs (vpsignb).
+// Both come from the Q8_0 quantizer, |x| <= 127, so a pair of products (at most 32,258)
+// never saturates its int16 lane; vpmaddwd widens the pairs to int32. A tile's 8 key rows
+// are transposed a block at a time (dword d of every row in one vector), so each
+// instruction takes four bytes of all 8 positions against one broadcast dword of the query
+// and the lanes are the positions' sums: no horizontal sums, and a score does not depend
+// on where its row falls in a tile. The sums are scaled by the key's and the query's block
+// scales in f32, block after block. Values are widened without their scale, which goes
+// into the probabilities with the softmax's division (one multiply per block and position
+// instead of one per value).
+
+// The f16 scales of block `b` of rows 0 ..< t of a tile of Q8_0 rows of `row` bytes, as
+// floats, zeros past t.
+static inline __m256 row_scales8(const uint8_t *rows, int64_t row, int64_t b, int64_t t) {
+    uint16_t h[8] = {0};
+    for (int64_t p = 0; p < t; p++) memcpy(h + p, rows + p * row + 34 * b, 2);
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+}
+
+static inline __attribute__((always_inline)) void attention_group_q8x8(
+    const float *q, const uint8_t *k, const uint8_t *v, int64_t n, int64_t hd, int64_t group, float scale,
+    float *scores, float *out) {
+    int64_t nb = hd / 32, row = nb * 34;
+    // The group's queries as Q8_0: quants as dwords (broadcast against the transposed
+    // keys) and scales.
+    int32_t qd[ATT_Q8_GROUP][16 * 8];
+    float dq[ATT_Q8_GROUP][16];
+    for (int64_t g = 0; g < group; g++) {
+        uint8_t blocks[16 * 34];
+        qb_quantize_row(QB_Q8_0, q + g * hd, blocks, hd);
+        for (int64_t b = 0; b < nb; b++) {
+            dq[g][b] = h2f((qb_half)(blocks[34 * b] | blocks[34 * b + 1] << 8));
+            memcpy(qd[g] + 8 * b, blocks + 34 * b + 2, 32);
+        }
+    }
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 vmax[ATT_Q8_GROUP];
+    float mx[ATT_Q8_GROUP], inv[ATT_Q8_GROUP];
+    for (int64_t g = 0; g < group; g++) { vmax[g] = _mm256_set1_ps(-INFINITY); mx[g] = -INFINITY; }
+    for (int64_t j0 = 0; j0 < n; j0 += 8) {
+        int64_t t = n - j0 < 8 ? n - j0 : 8;
+        const uint8_t *kt = k + j0 * row;
+        prefetch_tile(k, j0, 8, n, row);
+        // A last partial tile's rows, zeros after them: the same arithmetic as a full one.
+        uint8_t pad[8 * 16 * 34];
+        if (t < 8) {
+            memset(pad, 0, (size_t)(8 * row));
+            memcpy(pad, kt, (size_t)(t * row));
+            kt = pad;
+        }
+        __m256 sc[ATT_Q8_GROUP];
+        for (int64_t g = 0; g < group; g++) sc[g] = _mm256_setzero_ps();
+        for (int64_t b = 0; b < nb; b++) {
+            __m256i keys[8];
+            for (int p = 0; p < 8; p++) keys[p] = _mm256_loadu_si256((const __m256i *)(kt + p * row + 34 * b + 2));
+            transpose8x8_epi32(keys);
+            __m256i sum[ATT_Q8_GROUP];
+            for (int64_t g = 0; g < group; g++) sum[g] = _mm256_setzero_si256();
+            for (int d = 0; d < 8; d++) {
+                __m256i mag = _mm256_abs_epi8(keys[d]);
+                for (int64_t g = 0; g < group; g++) {
+                    __m256i x = _mm256_sign_epi8(_mm256_set1_epi32(qd[g][8 * b + d]), keys[d]);
+                    sum[g] = _mm256_add_epi32(sum[g], _mm256_madd_epi16(_mm256_maddubs_epi16(mag, x), ones));
+                }
+            }
+            __m256 dk = row_scales8(kt, row, b, 8);
+            for (int64_t g = 0; g < group; g++)
+                sc[g] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum[g]), _mm256_mul_ps(dk, _mm256_set1_ps(dq[g][b])), sc[g]);
+        }
+        for (int64_t g = 0; g < group; g++) {
+            __m256 x = _mm256_mul_ps(sc[g], _mm256_set1_ps(scale));
+            if (t == 8) {
+                vmax[g] = _mm256_max_ps(x, vmax[g]);
+                _mm256_storeu_ps(scores + g * n + j0, x);
+            } else {
+                float lanes[8];
+                _mm256_storeu_ps(lanes, x);
+                for (int64_t p = 0; p < t; p++) {
+                    scores[g * n + j0 + p] = lanes[p];
+                    mx[g] = lanes[p] > mx[g] ? lanes[p] : mx[g];
+                }
+            }
+        }
+    }
+    for (int64_t g = 0; g < group; g++) {
+        float lanes[8];
+        _mm256_storeu_ps(lanes, vmax[g]);
+        for (int l = 0; l < 8; l++) mx[g] = lanes[l] > mx[g] ? lanes[l] : mx[g];
+        inv[g] = 1.0f / exp_sum(scores + g * n, n, mx[g]);
+    }
+    // Values: each tile's quants widened once (w) for every head; each head's output
+    // accumulates 64 columns at a time in registers, each 32 with their block's
+    // probabilities (pd: a position's probability times its value scale).
+    for (int64_t d = 0; d < group * hd; d++) out[d] = 0;
+    float w[8 * 512], pd[16][8];
+    for (int64_t j0 = 0; j0 < n; j0 += 8) {
+        int64_t t = n - j0 < 8 ? n - j0 : 8;
+        const uint8_t *vt = v + j0 * row;
+        prefetch_tile(v, j0, 8, n, row);
+        for (int64_t p = 0; p < t; p++)
+            for (int64_t b = 0; b < nb; b++)
+                for (int i = 0; i < 4; i++)
+                    _mm256_storeu_ps(w + p * hd + 32 * b + 8 * i,
+                                     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(vt + p * row + 34 * b + 2 + 8 * i)))));
+        __m256 dv[16];
+        for (int64_t b = 0; b < nb; b++) dv[b] = row_scales8(vt, row, b, t);
+        for (int64_t g = 0; g < group; g++) {
+            float probs[8] = {0};
+            memcpy(probs, scores + g * n + j0, (size_t)t * sizeof(float));
+            __m256 pr = _mm256_mul_ps(_mm256_set1_ps(inv[g]), _mm256_loadu_ps(probs));
+            for (int64_t b = 0; b < nb; b++) _mm256_storeu_ps(pd[b], _mm256_mul_ps(dv[b], pr));
+            float *og = out + g * hd;
+            for (int64_t c0 = 0; c0 < hd; c0 += 64) {
+                // 64 columns (two blocks), or the last 32.
+                int halves = hd - c0 >= 64 ? 2 : 1;
+                __m256 acc[8];
+                for (int c = 0; c < 4 * halves; c++) acc[c] = _mm256_loadu_ps(og + c0 + 8 * c);
+                for (int64_t p = 0; p < t; p++)
+                    for (int h = 0; h < halves; h++) {
+                        __m256 pv = _mm256_set1_ps(pd[c0 / 32 + h][p]);
+                        for (int c = 4 * h; c < 4 * h + 4; c++) acc[c] = _mm256_fmadd_ps(pv, _mm256_loadu_ps(w + p * hd + c0 + 8 * c), acc[c]);
+                    }
+                for (int c = 0; c < 4 * halves; c++) _mm256_storeu_ps(og + c0 + 8 * c, acc[c]);
+            }
+        }
     }
 }
 #endif
@@ -642,6 +780,11 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
         if (hd == 64 && group == 4) return attention_group_q8(q, k, v, n, 64, 4, scale, scores, out);
         return attention_group_q8(q, k, v, n, hd, group, scale, scores, out);
     }
+#elif defined(__AVX2__) && !defined(__AVX512F__)
+    if (type == QB_Q8_0 && hd <= 512 && hd % 32 == 0 && group <= ATT_Q8_GROUP) {
+        if (hd == 64 && group == 4) return attention_group_q8x8(q, k, v, n, 64, 4, scale, scores, out);
+        return attention_group_q8x8(q, k, v, n, hd, group, scale, scores, out);
+    }
 #endif
     float rounded[type == QB_Q8_0 && hd % 32 == 0 ? group * hd : 1];
     if (type == QB_Q8_0 && hd % 32 == 0) {
@@ -661,6 +804,9 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
     // Scores: each tile of keys widened once, dotted with every query of the group.
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE) {
         int64_t t = n - j0 < ATT_TILE ? n - j0 : ATT_TILE;
+#if defined(__AVX2__)
+        prefetch_tile((const uint8_t *)k, j0, ATT_TILE, n, row);
+#endif
         widen_rows(type, (const uint8_t *)k + j0 * row, w, t, hd);
         for (int64_t g = 0; g < group; g++) {
 #if defined(__AVX2__)
@@ -678,6 +824,9 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
     // in registers across the tile.
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE) {
         int64_t t = n - j0 < ATT_TILE ? n - j0 : ATT_TILE;
+#if defined(__AVX2__)
+        prefetch_tile((const uint8_t *)v, j0, ATT_TILE, n, row);
+#endif
         widen_rows(type, (const uint8_t *)v + j0 * row, w, t, hd);
         for (int64_t g = 0; g < group; g++) {
 #if defined(__AVX2__)
