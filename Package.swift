@@ -34,8 +34,7 @@ let package = Package(
         .library(name: "QBRunner", targets: ["QBRunner"]),
         .library(name: "QBHistory", targets: ["QBHistory"]),
         // For Fuzz/: the server's request parser and the load client's stream checks.
-        .library(name: "QBServe", targets: ["QBServe"]),
-        .library(name: "QBEndpoint", targets: ["QBEndpoint"]),
+        .library(name: "QBOpenAI", targets: ["QBOpenAI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -120,11 +119,17 @@ let package = Package(
         // change points over it.
         .target(name: "QBHistory", dependencies: ["QBRunner", "QBSupport", "CSQLite", "CLibPQ"]),
 
-        // Layer 6: the OpenAI-compatible HTTP server (batched decode, admission, metrics).
+        // Layer 6: OpenAI's wire format, both ends, without a network stack: the request bodies
+        // the server accepts, the event streams the load client reads and the checks on them.
+        // Its own module so the fuzzers' sanitized build takes these parsers without
+        // SwiftNIO and Hummingbird.
+        .target(name: "QBOpenAI", dependencies: ["QBRunner"]),
+
+        // Layer 6 too: the OpenAI-compatible HTTP server (batched decode, admission, metrics).
         .target(
             name: "QBServe",
             dependencies: [
-                "QBRunner", .product(name: "Hummingbird", package: "hummingbird"),
+                "QBRunner", "QBOpenAI", .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -134,7 +139,7 @@ let package = Package(
         .target(
             name: "QBEndpoint",
             dependencies: [
-                "QBRunner", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                "QBRunner", "QBOpenAI", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
 
@@ -167,9 +172,9 @@ let package = Package(
         .testTarget(name: "QBRunnerTests", dependencies: ["QBRunner", "QBJinja", "QBSupport", "QBTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["quantbench", "QBHistory", "QBRunner", "QBTestSupport"]),
         .testTarget(
-            name: "QBServeTests", dependencies: ["QBServe", "QBRunner", "QBGeneration", "QBSupport", "quantbench", "QBTestSupport"], exclude: ["oracles"]),
+            name: "QBServeTests", dependencies: ["QBServe", "QBOpenAI", "QBRunner", "QBGeneration", "QBSupport", "quantbench", "QBTestSupport"], exclude: ["oracles"]),
         .testTarget(
-            name: "QBEndpointTests", dependencies: ["QBEndpoint", "QBRunner", "QBSupport", "quantbench", "QBTestSupport"]),
+            name: "QBEndpointTests", dependencies: ["QBEndpoint", "QBOpenAI", "QBRunner", "QBSupport", "quantbench", "QBTestSupport"]),
         .testTarget(
             name: "QBOracleTests", dependencies: ["QBModel", "QBText", "QBGeneration", "QBRunner", "QBFormats", "QBSupport", "QBTestSupport"], exclude: ["oracles"]),
     ],

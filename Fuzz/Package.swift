@@ -12,8 +12,7 @@ let package = Package(
         .executableTarget(
             name: "qbfuzz",
             dependencies: [
-                .product(name: "QBRunner", package: "QuantBench"), .product(name: "QBServe", package: "QuantBench"),
-                .product(name: "QBEndpoint", package: "QuantBench"),
+                .product(name: "QBRunner", package: "QuantBench"), .product(name: "QBOpenAI", package: "QuantBench"),
             ],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import NIOHTTP1
+import QBOpenAI
 import QBRunner
 import QBSupport
 import Synchronization

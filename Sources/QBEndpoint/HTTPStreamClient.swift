@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import QBOpenAI
 import Synchronization
 
 /// What an HTTP exchange delivers, in order, each with the monotonic time (nanoseconds)
@@ -13,14 +14,15 @@ public enum HTTPStreamEvent: Sendable {
     case end
 }
 
-/// Why an exchange did not end normally.
-public enum HTTPStreamFailure: Error, Sendable, Equatable {
-    /// No connection (refused, unreachable, name not resolved, connect timeout).
-    case connect(String)
-    /// The whole exchange outlasted its time limit.
-    case timeout
-    /// The connection closed or failed before the response ended.
-    case truncated(String)
+extension StreamObserver {
+    /// One part of a live response, read at time `t`.
+    mutating func handle(_ event: HTTPStreamEvent, at t: UInt64) {
+        switch event {
+        case .head(let s, let type): head(status: s, contentType: type)
+        case .body(let buffer): body(buffer.readableBytesView, at: t)
+        case .end: end(at: t)
+        }
+    }
 }
 
 /// A minimal HTTP/1.1 client on SwiftNIO for measuring: one connection per request

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import QBGeneration
 import QBModel
+import QBOpenAI
 import QBRunner
 import QBSupport
 import QBText

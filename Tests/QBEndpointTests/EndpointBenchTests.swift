@@ -1,5 +1,6 @@
 import Foundation
 import QBEndpoint
+import QBOpenAI
 import QBRunner
 import QBSupport
 import QBTestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import QBRunner
+@testable import QBOpenAI
 @testable import QBServe
 
 /// The request checks without HTTP: what is accepted, what each refusal says.

@@ -5,8 +5,7 @@ import QBRunner
 import QBSupport
 import QBGeneration
 import QBText
-import QBServe
-import QBEndpoint
+import QBOpenAI
 
 /// The parsers, one per target. Each takes the fuzzer's bytes as a file from outside would
 /// arrive; any thrown error is fine, a trap or a sanitizer report is a finding.

@@ -22,7 +22,8 @@ public struct APIError: Error, Sendable, Equatable {
         self.retryAfter = retryAfter
     }
 
-    static func invalid(_ message: String, param: String? = nil, code: String? = "invalid_value") -> APIError {
+    /// A 400 for a request field: its message, the field (`param`) and a machine-readable code.
+    public static func invalid(_ message: String, param: String? = nil, code: String? = "invalid_value") -> APIError {
         APIError(status: 400, message: message, param: param, code: code)
     }
 

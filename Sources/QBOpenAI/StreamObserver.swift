@@ -1,6 +1,15 @@
-import NIOCore
 import QBRunner
 import QBSupport
+
+/// Why an exchange did not end normally.
+public enum HTTPStreamFailure: Error, Sendable, Equatable {
+    /// No connection (refused, unreachable, name not resolved, connect timeout).
+    case connect(String)
+    /// The whole exchange outlasted its time limit.
+    case timeout
+    /// The connection closed or failed before the response ended.
+    case truncated(String)
+}
 
 /// Follows one streamed completion as it arrives: the times of chunks carrying text, the
 /// finish reason, the usage, and every way the stream breaks OpenAI's format. Violation
@@ -15,7 +24,7 @@ import QBSupport
 /// - `usage_inconsistent`: total ≠ prompt + completion, or fewer completion tokens than
 ///   chunks with text, or none for a non-empty reply
 /// - `length_mismatch`: `finish_reason` `length` with completion tokens ≠ `max_tokens`
-struct StreamObserver {
+public struct StreamObserver: Sendable {
     let chat: Bool
     let maxTokens: Int
     let start: UInt64
@@ -30,9 +39,12 @@ struct StreamObserver {
     var usage: (prompt: Int, completion: Int, total: Int?)?
     var violations: [String: Int] = [:]
     var endTime: UInt64?
-    var text = ""
+    /// The text the chunks carried so far.
+    public private(set) var text = ""
 
-    init(chat: Bool, maxTokens: Int, start: UInt64) {
+    /// An observer of a response to a request that asked for `maxTokens`, sent at `start`
+    /// (monotonic nanoseconds, the clock of the times given to `body` and `end`).
+    public init(chat: Bool, maxTokens: Int, start: UInt64) {
         self.chat = chat
         self.maxTokens = maxTokens
         self.start = start
@@ -44,21 +56,23 @@ struct StreamObserver {
 
     mutating func violate(_ kind: String) { violations[kind, default: 0] += 1 }
 
-    mutating func handle(_ event: HTTPStreamEvent, at t: UInt64) {
-        switch event {
-        case .head(let s, let type):
-            status = s
-            contentType = type
-        case .body(let buffer):
-            if status != 200 || !isEventStream {
-                if errorBody.count < 2048 { errorBody += buffer.readableBytesView.prefix(2048 - errorBody.count) }
-                return
-            }
-            for data in sse.feed(buffer.readableBytesView) { chunk(data, at: t) }
-        case .end:
-            endTime = t
-        }
+    /// The response's status line and `Content-Type`.
+    public mutating func head(status s: Int, contentType type: String?) {
+        status = s
+        contentType = type
     }
+
+    /// Bytes of the body as they arrived at time `t`.
+    public mutating func body<Bytes: Collection>(_ bytes: Bytes, at t: UInt64) where Bytes.Element == UInt8 {
+        if status != 200 || !isEventStream {
+            if errorBody.count < 2048 { errorBody += bytes.prefix(2048 - errorBody.count) }
+            return
+        }
+        for data in sse.feed(bytes) { chunk(data, at: t) }
+    }
+
+    /// The response's end, at time `t`.
+    public mutating func end(at t: UInt64) { endTime = t }
 
     mutating func chunk(_ data: String, at t: UInt64) {
         if sawDone {
@@ -104,10 +118,11 @@ struct StreamObserver {
         }
     }
 
-    static func seconds(_ a: UInt64, _ b: UInt64) -> Double { Double(b &- a) / 1e9 }
+    /// Seconds from monotonic time `a` to `b` (nanoseconds).
+    public static func seconds(_ a: UInt64, _ b: UInt64) -> Double { Double(b &- a) / 1e9 }
 
     /// The record of a stream that ended (`failure` nil) or broke.
-    func record(into r: inout RequestRecord, failure: HTTPStreamFailure?) {
+    public func record(into r: inout RequestRecord, failure: HTTPStreamFailure?) {
         r.status = status
         switch failure {
         case .connect(let why)?:
@@ -179,15 +194,15 @@ public enum StreamCheck {
     /// finish reason, usage and every format violation (`RequestRecord.violations`).
     public static func record(ofBody body: [UInt8], chat: Bool, maxTokens: Int, pieceSize: Int = 4096) -> (record: RequestRecord, text: String) {
         var observer = StreamObserver(chat: chat, maxTokens: maxTokens, start: 0)
-        observer.handle(.head(status: 200, contentType: "text/event-stream"), at: 0)
+        observer.head(status: 200, contentType: "text/event-stream")
         var offset = 0
         let step = max(1, pieceSize)
         while offset < body.count {
             let end = min(body.count, offset + step)
-            observer.handle(.body(ByteBuffer(bytes: body[offset..<end])), at: UInt64(offset + 1))
+            observer.body(body[offset..<end], at: UInt64(offset + 1))
             offset = end
         }
-        observer.handle(.end, at: UInt64(body.count + 1))
+        observer.end(at: UInt64(body.count + 1))
         var r = RequestRecord(index: 0, prompt: "body", api: chat ? "chat" : "completions", startSeconds: 0)
         observer.record(into: &r, failure: nil)
         return (r, observer.text)
