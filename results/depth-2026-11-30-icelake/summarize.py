@@ -14,7 +14,9 @@ for block in text.split("### ")[1:]:
     if "llama-bench" not in head:
         continue
     kv = re.search(r"-ctk (\S+)", head).group(1)
-    build = "ik avx512 (native)" if "buildicl" in head else "ik x86-64-v3"
+    # The log names the builds by variable once its paths are replaced ($IK_BIN native,
+    # $IK_AVX2_BIN x86-64-v3), by folder before.
+    build = "ik avx512 (native)" if "buildicl" in head or "$IK_BIN/" in head else "ik x86-64-v3"
     key = (build, kv)
     counts[key] = counts.get(key, 0) + 1
     try:
