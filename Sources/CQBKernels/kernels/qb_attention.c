@@ -137,6 +137,21 @@ enum { ATT_TILE = 8 };
 // kept on the stack); larger groups go to the float kernels, which round otherwise.
 enum { ATT_Q8_GROUP = 16 };
 
+// The group's queries rounded to Q8_0 as the integer kernels take them: block b's 32 quants
+// in dwords 8b ..< 8b + 8 of qd[g] (zeros after the last block, so a 64-byte load of a
+// pair sees a zero second block) and its scale in dq[g][b].
+static inline void quantize_queries_q8(const float *q, int64_t group, int64_t hd, int32_t qd[][8 * 16], float dq[][16]) {
+    for (int64_t g = 0; g < group; g++) {
+        uint8_t blocks[16 * 34];
+        qb_quantize_row(QB_Q8_0, q + g * hd, blocks, hd);
+        memset(qd[g], 0, sizeof(qd[g]));
+        for (int64_t b = 0; b < hd / 32; b++) {
+            dq[g][b] = h2f((qb_half)(blocks[34 * b] | blocks[34 * b + 1] << 8));
+            memcpy(qd[g] + 8 * b, blocks + 34 * b + 2, 32);
+        }
+    }
+}
+
 #if defined(__AVX2__)
 // The eight sums of eight vectors, in order.
 static inline __m256 hsum8x8(const __m256 a[8]) {
@@ -507,18 +522,16 @@ static inline __attribute__((always_inline)) void attention_group_q8(
     __m512i qv[ATT_Q8_GROUP][8], start[ATT_Q8_GROUP][8];
     int32_t qd[ATT_Q8_GROUP][8 * 16], bstart[ATT_Q8_GROUP][16];
     float dq[ATT_Q8_GROUP][16];
+    quantize_queries_q8(q, group, hd, qd, dq);
     for (int64_t g = 0; g < group; g++) {
-        uint8_t blocks[16 * 34];
-        qb_quantize_row(QB_Q8_0, q + g * hd, blocks, hd);
         for (int64_t b = 0; b < nb; b++) {
-            dq[g][b] = h2f((qb_half)(blocks[34 * b] | blocks[34 * b + 1] << 8));
+            const int8_t *qs = (const int8_t *)(qd[g] + 8 * b);
             int32_t sum = 0;
-            for (int i = 0; i < 32; i++) sum += (int8_t)blocks[34 * b + 2 + i];
+            for (int i = 0; i < 32; i++) sum += qs[i];
             bstart[g][b] = -128 * sum;
         }
         for (int64_t c = 0; c < pairs; c++) {
-            qv[g][c] = q8_pair(blocks, 2 * c, nb);
-            _mm512_storeu_si512((void *)(qd[g] + 16 * c), qv[g][c]);
+            qv[g][c] = _mm512_loadu_si512((const void *)(qd[g] + 16 * c));
             start[g][c] = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)0x80), qv[g][c]));
         }
     }
@@ -651,16 +664,9 @@ static inline __attribute__((always_inline)) void attention_group_q8x8(
     int64_t nb = hd / 32, row = nb * 34;
     // The group's queries as Q8_0: quants as dwords (broadcast against the transposed
     // keys) and scales.
-    int32_t qd[ATT_Q8_GROUP][16 * 8];
+    int32_t qd[ATT_Q8_GROUP][8 * 16];
     float dq[ATT_Q8_GROUP][16];
-    for (int64_t g = 0; g < group; g++) {
-        uint8_t blocks[16 * 34];
-        qb_quantize_row(QB_Q8_0, q + g * hd, blocks, hd);
-        for (int64_t b = 0; b < nb; b++) {
-            dq[g][b] = h2f((qb_half)(blocks[34 * b] | blocks[34 * b + 1] << 8));
-            memcpy(qd[g] + 8 * b, blocks + 34 * b + 2, 32);
-        }
-    }
+    quantize_queries_q8(q, group, hd, qd, dq);
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 vmax[ATT_Q8_GROUP];
     float mx[ATT_Q8_GROUP], inv[ATT_Q8_GROUP];
