@@ -295,20 +295,25 @@ static inline __attribute__((always_inline)) void score_rows8(const float *w, in
 #endif
 
 #if defined(__AVX2__)
-// A cache read at depth comes from memory, and the integer attention loop alone does not keep
-// enough reads in flight (a 4096-position Q8_0 head pass took 52 us from memory, 21 us from
-// L2): the tile 128 rows ahead of `j0` is fetched while this one is computed. The
-// f16 group kernel gained nothing from it on Zen 4 and 1.13x at depth 4096 on an Intel
-// Xeon (Emerald Rapids), whose single core keeps fewer reads in flight.
+// A cache read at depth comes from memory, and the attention loops alone do not keep enough
+// reads in flight: the tile ATT_PREFETCH_ROWS rows ahead of `j0` is fetched while this one
+// is computed. Without it a 4096-position AVX-512 Q8_0 head pass took 52 us from memory
+// and 21 us from L2. On the AVX2 set, one thread on an Intel Xeon (Emerald Rapids), it took
+// that pass from memory from 143.8 to 110.9 us for Q8_0 (102.9 from L2) and from 202 to
+// 154 us for f16 (results/depth-q8-avx2-2026-11-30-emr/attention-timing.txt). The AVX-512
+// f16 kernel gained nothing from it on Zen 4 and 1.13x at depth 4096 on the Emerald Rapids
+// Xeon, whose single core keeps fewer reads in flight.
 enum { ATT_PREFETCH_ROWS = 128 };
 
-// Part `part` of `parts` of the lines of that tile of `tile` rows. An f16 tile is 32 lines: issued at once, they
-// outnumber the core's line-fill buffers and the core waits for the first lines back before it
-// computes on; spread over the tile's work (a part per head for the keys, per position for the
-// values) they keep the stream and the arithmetic overlapping: 1.15x on a 4096-position f16
-// head pass from memory on one core of the Intel Xeon; two-thread decode, where each core has
-// half the bandwidth, showed no difference (results/attention-f16-2026-11-28/). The Q8_0 loop
-// (17 lines a tile) showed no difference either way and fetches its tiles whole.
+// Part `part` of `parts` of the lines of that tile of `tile` rows. An AVX-512 f16 tile (16
+// rows) is 32 lines: issued at once, they outnumber the core's line-fill buffers and the
+// core waits for the first lines back before it computes on; spread over the tile's work (a
+// part per head for the keys, per position for the values) they keep the stream and the
+// arithmetic overlapping: 1.15x on a 4096-position f16 head pass from memory on one core of
+// the Intel Xeon; two-thread decode, where each core has half the bandwidth, showed no
+// difference (results/attention-f16-2026-11-28/). The AVX-512 Q8_0 loop (17 lines a tile)
+// showed no difference either way; it and the AVX2 loops (8-row tiles) fetch their tiles
+// whole.
 static inline void prefetch_part(const uint8_t *rows, int64_t j0, int64_t tile, int64_t n, int64_t row, int64_t part,
                                  int64_t parts) {
     if (j0 + ATT_PREFETCH_ROWS + tile > n) return;
@@ -761,8 +766,8 @@ static inline __attribute__((always_inline)) void attention_group_q8x8(
 }
 #endif
 
-// Rounds `group` queries through Q8_0 (what the VNNI path dots with a Q8_0 cache), so every
-// path computes the same scores.
+// Rounds `group` queries through Q8_0 (what the integer kernels dot with a Q8_0 cache), so
+// every path computes the same scores.
 static void round_queries_q8_0(const float *q, float *rounded, int64_t count) {
     uint8_t blocks[34];
     for (int64_t i = 0; i < count; i += 32) {
