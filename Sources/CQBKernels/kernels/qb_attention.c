@@ -325,6 +325,22 @@ static inline void prefetch_tile(const uint8_t *rows, int64_t j0, int64_t tile, 
     prefetch_part(rows, j0, tile, n, row, 0, 1);
 }
 
+// The 16-bit words at the start of rows 0 ..< t (t <= 8) of `row` bytes each (a Q8_0 block's
+// f16 scale), zeros past t. Inserted lane by lane: eight 2-byte stores read back as one
+// 16-byte load cannot be forwarded from the store buffer, and that wait cost the AVX-512
+// Q8_0 kernel 14-16% and the AVX2 one ~5% of a depth-4096 head pass from L2 on an Intel
+// Xeon (Emerald Rapids). A vpgatherdd of the rows' dwords did as well there but was not
+// kept: the Ice Lake CPUs these sessions also land on run gathers under the Downfall
+// (GDS) microcode fix, several times slower.
+static inline __m128i row_halves8(const uint8_t *at, int64_t row, int64_t t) {
+    __m128i h = _mm_setzero_si128();
+    uint16_t w;
+#define QB_LANE(p) if (p < t) { memcpy(&w, at + p * row, 2); h = _mm_insert_epi16(h, w, p); }
+    QB_LANE(0) QB_LANE(1) QB_LANE(2) QB_LANE(3) QB_LANE(4) QB_LANE(5) QB_LANE(6) QB_LANE(7)
+#undef QB_LANE
+    return h;
+}
+
 #endif
 
 #if defined(__AVX512F__)
@@ -504,10 +520,9 @@ static inline __attribute__((always_inline)) void attention_group16(
 
 // The f16 scales of block `b` of 16 consecutive Q8_0 rows of `row` bytes, as floats.
 static inline __m512 row_scales16(const uint8_t *rows, int64_t row, int64_t b) {
-    uint16_t h[16];
     rows += 34 * b;
-    for (int p = 0; p < 16; p++) memcpy(h + p, rows + p * row, 2);
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+    __m128i lo = row_halves8(rows, row, 8), hi = row_halves8(rows + 8 * row, row, 8);
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
 }
 
 // The int8 quants of blocks b and b + 1 (zero when b + 1 is past nb) of a Q8_0 row.
@@ -601,42 +616,48 @@ static inline __attribute__((always_inline)) void attention_group_q8(
         float m = _mm512_reduce_max_ps(vmax[g]);
         inv[g] = 1.0f / exp_sum(scores + g * n, n, m > mx[g] ? m : mx[g]);
     }
-    // Values: as attention_group16 (the group's outputs in registers, 16 columns per unit,
-    // 16 units per pass), each unit's probabilities scaled by its block's value scales.
-    int64_t nc = hd / 16, units = group * nc;
+    // Values: the group's outputs in registers, 16 columns per unit, 16 units per pass, as
+    // attention_group16; a pass takes `per` 16-column chunks for every head of the group
+    // (group <= ATT_Q8_GROUP = 16, so at least one), so each chunk of a position is widened
+    // once for all the heads. Each position's probabilities are scaled by its block's value
+    // scales. (Passes of 16 units head after head widened each chunk once per head and found
+    // a unit's head and column by divisions in the inner loop, which the compiler removes
+    // only for the head size 64 compiled on its own: heads of 256 columns, Gemma 3's, took
+    // 2.4x this time and 128-column heads in groups of 8 3.2x, results/attention-q8-2026-11-30-emr/.)
+    int64_t nc = hd / 16, per = 16 / group;
     float pd[ATT_Q8_GROUP][16][16];
-    for (int64_t u0 = 0; u0 < units; u0 += 16) {
-        int64_t nu = units - u0 < 16 ? units - u0 : 16;
-        int64_t g0 = u0 / nc, g1 = (u0 + nu - 1) / nc + 1;
+    for (int64_t c0 = 0; c0 < nc; c0 += per) {
+        int64_t c1 = c0 + per < nc ? c0 + per : nc, b0 = c0 / 2, b1 = (c1 + 1) / 2;
         __m512 acc[16];
-        for (int64_t i = 0; i < nu; i++) acc[i] = _mm512_setzero_ps();
+        for (int64_t i = 0; i < 16; i++) acc[i] = _mm512_setzero_ps();
         for (int64_t j0 = 0; j0 < n; j0 += 16) {
             int64_t t = n - j0 < 16 ? n - j0 : 16;
             const uint8_t *vt = v + j0 * row;
             prefetch_tile(v, j0, 16, n, row);
             if (t == 16) {
-                for (int64_t b = 0; b < nb; b++) {
+                for (int64_t b = b0; b < b1; b++) {
                     __m512 dv = row_scales16(vt, row, b);
-                    for (int64_t g = g0; g < g1; g++)
-                        _mm512_storeu_ps(pd[g - g0][b], _mm512_mul_ps(_mm512_mul_ps(dv, _mm512_set1_ps(inv[g])), _mm512_loadu_ps(scores + g * n + j0)));
+                    for (int64_t g = 0; g < group; g++)
+                        _mm512_storeu_ps(pd[g][b], _mm512_mul_ps(_mm512_mul_ps(dv, _mm512_set1_ps(inv[g])), _mm512_loadu_ps(scores + g * n + j0)));
                 }
             } else {
                 for (int64_t p = 0; p < t; p++)
-                    for (int64_t b = 0; b < nb; b++) {
+                    for (int64_t b = b0; b < b1; b++) {
                         float dv = h2f((qb_half)(vt[p * row + 34 * b] | vt[p * row + 34 * b + 1] << 8));
-                        for (int64_t g = g0; g < g1; g++) pd[g - g0][b][p] = dv * inv[g] * scores[g * n + j0 + p];
+                        for (int64_t g = 0; g < group; g++) pd[g][b][p] = dv * inv[g] * scores[g * n + j0 + p];
                     }
             }
             for (int64_t p = 0; p < t; p++) {
                 const uint8_t *vr = vt + p * row;
-                for (int64_t i = 0; i < nu; i++) {
-                    int64_t g = (u0 + i) / nc, c = (u0 + i) % nc;
+                for (int64_t c = c0; c < c1; c++) {
                     __m512 x = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(vr + 34 * (c / 2) + 2 + 16 * (c % 2)))));
-                    acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(pd[g - g0][c / 2][p]), x, acc[i]);
+                    __m512 *a = acc + (c - c0) * group;
+                    for (int64_t g = 0; g < group; g++) a[g] = _mm512_fmadd_ps(_mm512_set1_ps(pd[g][c / 2][p]), x, a[g]);
                 }
             }
         }
-        for (int64_t i = 0; i < nu; i++) _mm512_storeu_ps(out + 16 * (u0 + i), acc[i]);
+        for (int64_t c = c0; c < c1; c++)
+            for (int64_t g = 0; g < group; g++) _mm512_storeu_ps(out + g * hd + 16 * c, acc[(c - c0) * group + g]);
     }
 }
 #endif
@@ -658,9 +679,39 @@ static inline __attribute__((always_inline)) void attention_group_q8(
 // The f16 scales of block `b` of rows 0 ..< t of a tile of Q8_0 rows of `row` bytes, as
 // floats, zeros past t.
 static inline __m256 row_scales8(const uint8_t *rows, int64_t row, int64_t b, int64_t t) {
-    uint16_t h[8] = {0};
-    for (int64_t p = 0; p < t; p++) memcpy(h + p, rows + p * row + 34 * b, 2);
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+    return _mm256_cvtph_ps(row_halves8(rows + 34 * b, row, t));
+}
+
+// Positions 0 ..< t of a tile of Q8_0 value rows into the group's outputs: each 16 columns
+// of a position widened in registers once for up to four heads, whose sums for those columns
+// stay in registers over the tile; pd[g][b][p] is head g's probability of position p times
+// its block b's value scale. Each output is the same chain of multiply-adds, position after
+// position, as when the tile's rows were widened into a buffer first, without that buffer's
+// stores and reloads (with row_halves8: 0.65-0.80x the time of a head pass from L2,
+// results/attention-q8-2026-11-30-emr/).
+static inline __attribute__((always_inline)) void values_tile_q8(const uint8_t *vt, int64_t row, int64_t nb, int64_t hd,
+                                                                 int64_t group, float pd[][16][8], const int64_t t,
+                                                                 float *out) {
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t c = 32 * b; c < 32 * b + 32; c += 16)
+            for (int64_t g0 = 0; g0 < group; g0 += 4) {
+                int64_t gn = group - g0 < 4 ? group - g0 : 4;
+                __m256 acc[4][2];
+                for (int64_t i = 0; i < gn; i++)
+                    for (int h = 0; h < 2; h++) acc[i][h] = _mm256_loadu_ps(out + (g0 + i) * hd + c + 8 * h);
+                for (int64_t p = 0; p < t; p++) {
+                    const uint8_t *src = vt + p * row + 34 * b + 2 + (c - 32 * b);
+                    __m256 x[2];
+                    for (int h = 0; h < 2; h++)
+                        x[h] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(src + 8 * h))));
+                    for (int64_t i = 0; i < gn; i++) {
+                        __m256 pv = _mm256_set1_ps(pd[g0 + i][b][p]);
+                        for (int h = 0; h < 2; h++) acc[i][h] = _mm256_fmadd_ps(pv, x[h], acc[i][h]);
+                    }
+                }
+                for (int64_t i = 0; i < gn; i++)
+                    for (int h = 0; h < 2; h++) _mm256_storeu_ps(out + (g0 + i) * hd + c + 8 * h, acc[i][h]);
+            }
 }
 
 static inline __attribute__((always_inline)) void attention_group_q8x8(
@@ -727,41 +778,23 @@ static inline __attribute__((always_inline)) void attention_group_q8x8(
         for (int l = 0; l < 8; l++) mx[g] = lanes[l] > mx[g] ? lanes[l] : mx[g];
         inv[g] = 1.0f / exp_sum(scores + g * n, n, mx[g]);
     }
-    // Values: each tile's quants widened once (w) for every head; each head's output
-    // accumulates 64 columns at a time in registers, each 32 with their block's
-    // probabilities (pd: a position's probability times its value scale).
+    // Values, a tile at a time (values_tile_q8).
     for (int64_t d = 0; d < group * hd; d++) out[d] = 0;
-    float w[8 * 512], pd[16][8];
     for (int64_t j0 = 0; j0 < n; j0 += 8) {
         int64_t t = n - j0 < 8 ? n - j0 : 8;
         const uint8_t *vt = v + j0 * row;
         prefetch_tile(v, j0, 8, n, row);
-        for (int64_t p = 0; p < t; p++)
-            for (int64_t b = 0; b < nb; b++)
-                for (int i = 0; i < 4; i++)
-                    _mm256_storeu_ps(w + p * hd + 32 * b + 8 * i,
-                                     _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(vt + p * row + 34 * b + 2 + 8 * i)))));
+        float pd[ATT_Q8_GROUP][16][8];
         __m256 dv[16];
         for (int64_t b = 0; b < nb; b++) dv[b] = row_scales8(vt, row, b, t);
         for (int64_t g = 0; g < group; g++) {
             float probs[8] = {0};
-            memcpy(probs, scores + g * n + j0, (size_t)t * sizeof(float));
-            __m256 pr = _mm256_mul_ps(_mm256_set1_ps(inv[g]), _mm256_loadu_ps(probs));
-            for (int64_t b = 0; b < nb; b++) _mm256_storeu_ps(pd[b], _mm256_mul_ps(dv[b], pr));
-            float *og = out + g * hd;
-            for (int64_t c0 = 0; c0 < hd; c0 += 64) {
-                // 64 columns (two blocks), or the last 32.
-                int halves = hd - c0 >= 64 ? 2 : 1;
-                __m256 acc[8];
-                for (int c = 0; c < 4 * halves; c++) acc[c] = _mm256_loadu_ps(og + c0 + 8 * c);
-                for (int64_t p = 0; p < t; p++)
-                    for (int h = 0; h < halves; h++) {
-                        __m256 pv = _mm256_set1_ps(pd[c0 / 32 + h][p]);
-                        for (int c = 4 * h; c < 4 * h + 4; c++) acc[c] = _mm256_fmadd_ps(pv, _mm256_loadu_ps(w + p * hd + c0 + 8 * c), acc[c]);
-                    }
-                for (int c = 0; c < 4 * halves; c++) _mm256_storeu_ps(og + c0 + 8 * c, acc[c]);
-            }
+            if (t < 8) memcpy(probs, scores + g * n + j0, (size_t)t * sizeof(float));
+            __m256 pr = _mm256_mul_ps(_mm256_set1_ps(inv[g]), _mm256_loadu_ps(t < 8 ? probs : scores + g * n + j0));
+            for (int64_t b = 0; b < nb; b++) _mm256_storeu_ps(pd[g][b], _mm256_mul_ps(dv[b], pr));
         }
+        if (t == 8) values_tile_q8(vt, row, nb, hd, group, pd, 8, out);
+        else values_tile_q8(vt, row, nb, hd, group, pd, t, out);
     }
 }
 #endif
