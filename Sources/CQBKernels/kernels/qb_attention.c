@@ -328,10 +328,10 @@ static inline void prefetch_tile(const uint8_t *rows, int64_t j0, int64_t tile, 
 // The 16-bit words at the start of rows 0 ..< t (t <= 8) of `row` bytes each (a Q8_0 block's
 // f16 scale), zeros past t. Inserted lane by lane: eight 2-byte stores read back as one
 // 16-byte load cannot be forwarded from the store buffer, and that wait cost the AVX-512
-// Q8_0 kernel 14-16% and the AVX2 one ~5% of a depth-4096 head pass from L2 on an Intel
+// Q8_0 kernel 14-18% and the AVX2 one ~5% of a depth-4096 head pass from L2 on an Intel
 // Xeon (Emerald Rapids). A vpgatherdd of the rows' dwords did as well there but was not
-// kept: the Ice Lake CPUs these sessions also land on run gathers under the Downfall
-// (GDS) microcode fix, several times slower.
+// kept: Ice Lake, which these sessions also land on, is among the CPUs whose Downfall (GDS)
+// microcode fix slows gathers (not measured here).
 static inline __m128i row_halves8(const uint8_t *at, int64_t row, int64_t t) {
     __m128i h = _mm_setzero_si128();
     uint16_t w;
@@ -623,7 +623,7 @@ static inline __attribute__((always_inline)) void attention_group_q8(
     // scales. (Passes of 16 units head after head widened each chunk once per head and found
     // a unit's head and column by divisions in the inner loop, which the compiler removes
     // only for the head size 64 compiled on its own: heads of 256 columns, Gemma 3's, took
-    // 2.4x this time and 128-column heads in groups of 8 3.2x, results/attention-q8-2026-11-30-emr/.)
+    // 2.5x this time and 128-column heads in groups of 8 3.1x, results/attention-q8-2026-11-30-emr/.)
     int64_t nc = hd / 16, per = 16 / group;
     float pd[ATT_Q8_GROUP][16][16];
     for (int64_t c0 = 0; c0 < nc; c0 += per) {
@@ -687,7 +687,7 @@ static inline __m256 row_scales8(const uint8_t *rows, int64_t row, int64_t b, in
 // stay in registers over the tile; pd[g][b][p] is head g's probability of position p times
 // its block b's value scale. Each output is the same chain of multiply-adds, position after
 // position, as when the tile's rows were widened into a buffer first, without that buffer's
-// stores and reloads (with row_halves8: 0.65-0.80x the time of a head pass from L2,
+// stores and reloads (with row_halves8: 0.67-0.79x the time of a head pass from L2,
 // results/attention-q8-2026-11-30-emr/).
 static inline __attribute__((always_inline)) void values_tile_q8(const uint8_t *vt, int64_t row, int64_t nb, int64_t hd,
                                                                  int64_t group, float pd[][16][8], const int64_t t,
