@@ -689,29 +689,27 @@ static inline __m256 row_scales8(const uint8_t *rows, int64_t row, int64_t b, in
 // position, as when the tile's rows were widened into a buffer first, without that buffer's
 // stores and reloads (with row_halves8: 0.67-0.79x the time of a head pass from L2,
 // results/attention-q8-2026-11-30-emr/).
-static inline __attribute__((always_inline)) void values_tile_q8(const uint8_t *vt, int64_t row, int64_t nb, int64_t hd,
-                                                                 int64_t group, float pd[][16][8], const int64_t t,
-                                                                 float *out) {
-    for (int64_t b = 0; b < nb; b++)
-        for (int64_t c = 32 * b; c < 32 * b + 32; c += 16)
-            for (int64_t g0 = 0; g0 < group; g0 += 4) {
-                int64_t gn = group - g0 < 4 ? group - g0 : 4;
-                __m256 acc[4][2];
-                for (int64_t i = 0; i < gn; i++)
-                    for (int h = 0; h < 2; h++) acc[i][h] = _mm256_loadu_ps(out + (g0 + i) * hd + c + 8 * h);
-                for (int64_t p = 0; p < t; p++) {
-                    const uint8_t *src = vt + p * row + 34 * b + 2 + (c - 32 * b);
-                    __m256 x[2];
-                    for (int h = 0; h < 2; h++)
-                        x[h] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(src + 8 * h))));
-                    for (int64_t i = 0; i < gn; i++) {
-                        __m256 pv = _mm256_set1_ps(pd[g0 + i][b][p]);
-                        for (int h = 0; h < 2; h++) acc[i][h] = _mm256_fmadd_ps(pv, x[h], acc[i][h]);
-                    }
+static inline __attribute__((always_inline)) void values_tile_q8(const uint8_t *vt, int64_t row, int64_t hd, int64_t group,
+                                                                 float pd[][16][8], const int64_t t, float *out) {
+    for (int64_t c = 0; c < hd; c += 16)
+        for (int64_t g0 = 0; g0 < group; g0 += 4) {
+            int64_t gn = group - g0 < 4 ? group - g0 : 4, b = c / 32;
+            __m256 acc[4][2];
+            for (int64_t i = 0; i < gn; i++)
+                for (int h = 0; h < 2; h++) acc[i][h] = _mm256_loadu_ps(out + (g0 + i) * hd + c + 8 * h);
+            for (int64_t p = 0; p < t; p++) {
+                const uint8_t *src = vt + p * row + 34 * b + 2 + c % 32;
+                __m256 x[2];
+                for (int h = 0; h < 2; h++)
+                    x[h] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(src + 8 * h))));
+                for (int64_t i = 0; i < gn; i++) {
+                    __m256 pv = _mm256_set1_ps(pd[g0 + i][b][p]);
+                    for (int h = 0; h < 2; h++) acc[i][h] = _mm256_fmadd_ps(pv, x[h], acc[i][h]);
                 }
-                for (int64_t i = 0; i < gn; i++)
-                    for (int h = 0; h < 2; h++) _mm256_storeu_ps(out + (g0 + i) * hd + c + 8 * h, acc[i][h]);
             }
+            for (int64_t i = 0; i < gn; i++)
+                for (int h = 0; h < 2; h++) _mm256_storeu_ps(out + (g0 + i) * hd + c + 8 * h, acc[i][h]);
+        }
 }
 
 static inline __attribute__((always_inline)) void attention_group_q8x8(
@@ -793,8 +791,8 @@ static inline __attribute__((always_inline)) void attention_group_q8x8(
             __m256 pr = _mm256_mul_ps(_mm256_set1_ps(inv[g]), _mm256_loadu_ps(t < 8 ? probs : scores + g * n + j0));
             for (int64_t b = 0; b < nb; b++) _mm256_storeu_ps(pd[g][b], _mm256_mul_ps(dv[b], pr));
         }
-        if (t == 8) values_tile_q8(vt, row, nb, hd, group, pd, 8, out);
-        else values_tile_q8(vt, row, nb, hd, group, pd, t, out);
+        if (t == 8) values_tile_q8(vt, row, hd, group, pd, 8, out);
+        else values_tile_q8(vt, row, hd, group, pd, t, out);
     }
 }
 #endif
