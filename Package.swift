@@ -32,6 +32,8 @@ let package = Package(
         .library(name: "QBModel", targets: ["QBModel"]),
         .library(name: "QBGeneration", targets: ["QBGeneration"]),
         .library(name: "QBRunner", targets: ["QBRunner"]),
+        // For Benchmarks/: the seeded generator its random inputs come from.
+        .library(name: "QBSupport", targets: ["QBSupport"]),
         .library(name: "QBHistory", targets: ["QBHistory"]),
         // For Fuzz/: the server's request parser and the load client's stream checks.
         .library(name: "QBOpenAI", targets: ["QBOpenAI"]),

@@ -23,9 +23,11 @@ let package = Package(
                 .product(name: "QBKernels", package: engine),
                 .product(name: "QBModel", package: engine),
                 .product(name: "QBGeneration", package: engine),
+                .product(name: "QBRunner", package: engine),
+                .product(name: "QBSupport", package: engine),
             ],
             path: "Kernels",
-            swiftSettings: [.unsafeFlags(["-Xcc", "-march=native", "-Ounchecked"])],
+            swiftSettings: [.unsafeFlags(["-Ounchecked"])],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
     ],
     swiftLanguageModes: [.v6]

@@ -16,9 +16,10 @@ public enum RooflineProbes {
         qb_fma_peak_kernel(iterations, sink)
     }
 
-    /// Runs `iterations` rounds of int8 dot products (u8 x s8 pairs summed to int32, the
-    /// instructions the quantized kernels use); returns the number of int8 operations (two
-    /// per multiply-accumulate). `sink` takes 8 int32.
+    /// Runs `iterations` rounds of int8 dot products (u8 x s8 pairs summed, the instructions
+    /// the 4-bit prefill kernels use: vpdpbusd into int32 on AVX-512 VNNI, vpmaddubsw with a
+    /// 16-bit add on AVX2); returns the number of int8 operations (two per
+    /// multiply-accumulate). `sink` takes 8 int32.
     public static func int8(iterations: Int64, sink: UnsafeMutablePointer<Int32>) -> Double {
         qb_int8_peak_kernel(iterations, sink)
     }

@@ -132,7 +132,7 @@ public struct Roofline: Codable, Sendable {
     }
 
     /// GB/s of one read of `bytes` at `buffer`, split evenly over `n` of the pool's threads.
-    static func readOnce(_ buffer: UnsafeMutableRawPointer, bytes: Int, threads n: Int, pool: ThreadPool, sink: UnsafeMutablePointer<UInt64>) -> Double {
+    public static func readOnce(_ buffer: UnsafeMutableRawPointer, bytes: Int, threads n: Int, pool: ThreadPool, sink: UnsafeMutablePointer<UInt64>) -> Double {
         let share = bytes / (256 * n) * 256
         let t0 = Date()
         pool.parallelFor(n) { range, _ in

@@ -91,22 +91,31 @@ double qb_int8_peak_kernel(int64_t iterations, int32_t *sink) {
     _mm256_storeu_si256((__m256i *)sink, _mm512_castsi512_si256(s));
     return (double)iterations * 12 * 64 * 2;
 #elif defined(__AVX2__)
-    // Each chain feeds its own accumulator back in as the unsigned operand, so nothing
-    // is loop-invariant and the compiler cannot hoist the products.
-    __m256i y = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+    // The pair the 4- and 5-bit prefill kernels issue per 32 products: vpmaddubsw and a
+    // 16-bit add. Until 2026-11-30 this also widened every product with vpmaddwd, the
+    // exact 8-bit rate, which the 4-bit kernels pass (up to 1.15x it alone): not a ceiling.
+    // Each chain feeds its own accumulator back in as the unsigned operand, so nothing is
+    // loop-invariant and the compiler cannot hoist the products.
+    __m256i y = _mm256_set1_epi8(-2);
     __m256i a[12];
     for (int k = 0; k < 12; k++) a[k] = _mm256_set1_epi32(k);
     for (int64_t i = 0; i < iterations; i++)
-        for (int k = 0; k < 12; k++)
-            a[k] = _mm256_add_epi32(a[k], _mm256_madd_epi16(_mm256_maddubs_epi16(a[k], y), ones));
+        for (int k = 0; k < 12; k++) a[k] = _mm256_add_epi16(a[k], _mm256_maddubs_epi16(a[k], y));
     __m256i s = a[0];
-    for (int k = 1; k < 12; k++) s = _mm256_add_epi32(s, a[k]);
+    for (int k = 1; k < 12; k++) s = _mm256_add_epi16(s, a[k]);
     _mm256_storeu_si256((__m256i *)sink, s);
     return (double)iterations * 12 * 32 * 2;
 #else
-    int32_t a = 0;
-    for (int64_t i = 0; i < iterations; i++) a += 3 * -2 * 32;
-    sink[0] = a;
+    // Each lane's low byte is its next product's unsigned operand, as in the chains above:
+    // a constant product (this loop until 2026-11-30) was folded into one multiply, and
+    // the probe reported a peak of millions of GOP/s.
+    int32_t a[32];
+    for (int k = 0; k < 32; k++) a[k] = k;
+    for (int64_t i = 0; i < iterations; i++)
+        for (int k = 0; k < 32; k++) a[k] += (int32_t)(uint8_t)a[k] * -2;
+    int32_t s = 0;
+    for (int k = 0; k < 32; k++) s += a[k];
+    sink[0] = s;
     return (double)iterations * 32 * 2;
 #endif
 }
