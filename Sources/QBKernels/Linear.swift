@@ -75,7 +75,7 @@ public enum Linear {
     /// Y = X Wᵀ for `count` activation rows (prefill): X is `[count][w.cols]`, Y is
     /// `[count][w.rows]`. One activation row takes the matvec path; with more, quantized
     /// weights go through int8 products (`matmulInt8`), f16/bf16 through register tiles that
-    /// read them in their stored width (`matmulHalf`, AVX-512), the rest through OpenBLAS
+    /// read them in their stored width (`matmulHalf`, AVX-512 and AVX2), the rest through OpenBLAS
     /// sgemm on tiles of weight rows (widened to f32 per tile when stored narrower).
     public static func matmul(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int,

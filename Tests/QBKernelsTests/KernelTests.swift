@@ -60,7 +60,7 @@ final class KernelTests: XCTestCase, SeededKernelTestCase {
     }
 
     /// Shapes that take sgemm (rows not a multiple of 4) and, for f16/bf16, the native
-    /// 4 x 6 register tiles with every activation-row remainder.
+    /// register tiles (4 x 6 on AVX-512, 2 x 6 on AVX2) with every activation-row remainder.
     func testMatmulMatchesReferenceAndIsIndependentOfThreadCount() {
         onEveryKernelSet {
             for dtype in DType.allCases {

@@ -24,34 +24,17 @@ void qb_matvec_f32(const float *w, const float *x, float *y, int64_t r0, int64_t
 // memory at 47% (f16) and 52% (bf16) of the read bandwidth on the Emerald Rapids,
 // results/kernel-benchmarks-2026-11-30-emr/).
 static inline float dot_half_row(const uint16_t *row, const float *x, int64_t cols, int bf16) {
+    const int32_t type = bf16 ? QB_BF16 : QB_F16;
+    enum { STEP = 4 * HALF_LANES, LINES = STEP * 2 / 64 };  // 64 or 32 values, 2 or 1 lines
+    half_vec a[4] = {half_zero(), half_zero(), half_zero(), half_zero()};
     int64_t i = 0;
-    float s;
-#if defined(__AVX512F__)
-    __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    for (; i + 64 <= cols; i += 64) {
-        _mm_prefetch((const char *)(row + i) + 4096, _MM_HINT_T0);
-        _mm_prefetch((const char *)(row + i) + 4160, _MM_HINT_T0);
-        qb_prefetch_l2(row + i, 2);
-        for (int k = 0; k < 4; k++) {
-            __m256i h = _mm256_loadu_si256((const __m256i *)(row + i + 16 * k));
-            __m512 w = bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
-            a[k] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + i + 16 * k), a[k]);
-        }
+    for (; i + STEP <= cols; i += STEP) {
+        for (int l = 0; l < LINES; l++) _mm_prefetch((const char *)(row + i) + 4096 + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(row + i, LINES);
+        for (int k = 0; k < 4; k++)
+            a[k] = half_fma(widen16(type, row + i + HALF_LANES * k), half_load(x + i + HALF_LANES * k), a[k]);
     }
-    s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])));
-#else
-    __m256 a[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (; i + 32 <= cols; i += 32) {  // one 64-byte line of weights
-        _mm_prefetch((const char *)(row + i) + 4096, _MM_HINT_T0);
-        qb_prefetch_l2(row + i, 1);
-        for (int k = 0; k < 4; k++) {
-            __m128i h = _mm_loadu_si128((const __m128i *)(row + i + 8 * k));
-            __m256 w = bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h);
-            a[k] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x + i + 8 * k), a[k]);
-        }
-    }
-    s = hsum_ps(_mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])));
-#endif
+    float s = half_sum(half_add(half_add(a[0], a[1]), half_add(a[2], a[3])));
     for (; i < cols; i++) s += (bf16 ? bf2f(row[i]) : h2f(row[i])) * x[i];
     return s;
 }

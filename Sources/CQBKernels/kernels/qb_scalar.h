@@ -230,6 +230,36 @@ static inline float hsum_ps(__m256 v) {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
+
+// f32 vectors of the set's widest width (16 lanes on AVX-512, 8 on AVX2) and the widening of
+// f16/bf16 (QB_F16, QB_BF16) into them, for the 16-bit dense rows and prefill tiles.
+#if defined(__AVX512F__)
+enum { HALF_LANES = 16 };
+typedef __m512 half_vec;
+static inline half_vec half_zero(void) { return _mm512_setzero_ps(); }
+static inline half_vec half_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline half_vec half_add(half_vec a, half_vec b) { return _mm512_add_ps(a, b); }
+static inline half_vec half_fma(half_vec a, half_vec b, half_vec c) { return _mm512_fmadd_ps(a, b, c); }
+static inline float half_sum(half_vec v) { return _mm512_reduce_add_ps(v); }
+static inline half_vec widen16(int32_t type, const uint16_t *p) {
+    __m256i h = _mm256_loadu_si256((const __m256i *)p);
+    if (type == QB_F16) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+#else
+enum { HALF_LANES = 8 };
+typedef __m256 half_vec;
+static inline half_vec half_zero(void) { return _mm256_setzero_ps(); }
+static inline half_vec half_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline half_vec half_add(half_vec a, half_vec b) { return _mm256_add_ps(a, b); }
+static inline half_vec half_fma(half_vec a, half_vec b, half_vec c) { return _mm256_fmadd_ps(a, b, c); }
+static inline float half_sum(half_vec v) { return hsum_ps(v); }
+static inline half_vec widen16(int32_t type, const uint16_t *p) {
+    __m128i h = _mm_loadu_si128((const __m128i *)p);
+    if (type == QB_F16) return _mm256_cvtph_ps(h);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+#endif
 #endif
 
 #if defined(__AVX2__)
