@@ -43,8 +43,8 @@ let benchmarks: @Sendable () -> Void = {
         // The plain C set's probes measure what the compiler makes of plain C, not this
         // machine's ceilings (and its dense products run in OpenBLAS): no shares for it.
         let shares = set != .portable
-        // The ceilings themselves, measured once per set, so the output shows what the
-        // shares below are of.
+        // The ceilings themselves (probed in this benchmark's own process, as in every
+        // other's), so the output shows what the shares below are of.
         Benchmark(
             "ceilings \(tag)",
             configuration: .init(
@@ -69,7 +69,7 @@ let benchmarks: @Sendable () -> Void = {
                 closure: { b in
                     let m = prepared.plain(format, set: set)
                     b.measure(bytes: 256 * m.rowBytes) { m.rows(0..<256, into: rows.pointer) }
-                }, setup: { try prepared.prepare(format, set: set); _ = ceilings[set] })
+                }, setup: { try prepared.prepare(format, set: set) })
 
             let x = FloatBuffer(count: hidden), y = FloatBuffer(count: ffn)
             Benchmark(
@@ -221,8 +221,8 @@ extension Benchmark {
     }
 }
 
-/// This machine's ceilings per kernel set, each measured once, on first use, with that set
-/// active (the int8 and FMA probes run the set's instructions).
+/// This machine's ceilings per kernel set, each measured once per process, on first use,
+/// with that set active (the int8 and FMA probes run the set's instructions).
 final class Ceilings: @unchecked Sendable {
     private let pool: ThreadPool
     private let lock = NSLock()
@@ -231,7 +231,7 @@ final class Ceilings: @unchecked Sendable {
     init(pool: ThreadPool) { self.pool = pool }
 
     /// The ceilings of `set`, which must be the active set when they are first asked for
-    /// (every benchmark's setup asks, after making its set active).
+    /// (every setup but the dequantization's asks, after making its set active).
     subscript(set: KernelSet) -> Roofline {
         lock.withLock {
             if let r = measured[set] { return r }

@@ -4,8 +4,8 @@ import CQBKernels
 /// `qb_gemm_half.c`.
 extension Linear {
     /// Whether the active kernel set has the 16-bit float prefill kernel (AVX-512 and AVX2);
-    /// without it (the portable set) f16 and bf16 weights are widened per tile for sgemm. Asked each time, not kept:
-    /// the set can change (`KernelSet.use`).
+    /// without it (the portable set) f16 and bf16 weights are widened per tile for sgemm.
+    /// Asked each time, not kept: the set can change (`KernelSet.use`).
     static var halfKernel: Bool { qb_gemm_half(Int32(QB_F16), nil, 0, 0, 16, nil, 0, nil, 0) != 0 }
 
     /// Rows per task of the 16-bit float product: fixed, so results do not depend on the

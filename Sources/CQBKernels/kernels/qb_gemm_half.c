@@ -6,7 +6,8 @@
 // packing pass), a block of rows at a time against every activation row, so they come from
 // L1/L2 while the activations stream from L2/L3. Without this kernel (on AVX2 before
 // 2026-11-30) each tile was widened for OpenBLAS sgemm: 25-26% of the fp32 peak, against
-// 72-78% with it, 60% on AVX-512 (64 tokens, 8192 x 2048; results/kernel-benchmarks-2026-11-30-emr/).
+// 72-82% with it, 55-61% on AVX-512 (64 tokens, 8192 x 2048, Emerald Rapids;
+// results/kernel-benchmarks-2026-11-30-emr/).
 #include "qb_gemm.h"
 #include "qb_scalar.h"
 #include <string.h>
