@@ -189,13 +189,8 @@ enum Rate {
     static let ofInt8Peak = BenchmarkMetric.custom("% of int8 peak", polarity: .prefersLarger, useScalingFactor: false)
     static let ofFP32Peak = BenchmarkMetric.custom("% of fp32 peak", polarity: .prefersLarger, useScalingFactor: false)
 
-    /// Seconds `work` took.
-    static func time(_ work: () -> Void) -> Double {
-        let start = ContinuousClock.now
-        work()
-        let d = ContinuousClock.now - start
-        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
-    }
+    /// Seconds `work` took (`Duration.seconds` is QBGeneration's).
+    static func time(_ work: () -> Void) -> Double { ContinuousClock().measure(work).seconds }
 }
 
 extension Benchmark {
@@ -204,20 +199,22 @@ extension Benchmark {
         for _ in scaledIterations { record(bytes: bytes, seconds: Rate.time(work), ceiling: nil, share: nil) }
     }
 
-    /// Records `bytes` moved in `seconds`, and with a ceiling (bytes/s) the share of it.
+    /// Records `bytes` moved in `seconds` as MB/s, and with a ceiling (bytes/s) the share of it.
     func record(bytes: Int, seconds: Double, ceiling: Double?, share: BenchmarkMetric?) {
-        guard seconds > 0 else { return }
-        let rate = Double(bytes) / seconds
-        measurement(Rate.megabytes, Int((rate / 1e6).rounded()))
-        if let ceiling, let share, ceiling > 0 { measurement(share, Int((100 * rate / ceiling).rounded())) }
+        record(Double(bytes), seconds: seconds, as: Rate.megabytes, unit: 1e6, ceiling: ceiling, share: share)
     }
 
-    /// Records `ops` operations done in `seconds`, and with a ceiling (ops/s) the share of it.
+    /// Records `ops` operations done in `seconds` as GOP/s, and with a ceiling (ops/s) the share of it.
     func record(ops: Int, seconds: Double, ceiling: Double, share: BenchmarkMetric?) {
+        record(Double(ops), seconds: seconds, as: Rate.gigaops, unit: 1e9, ceiling: ceiling, share: share)
+    }
+
+    private func record(_ amount: Double, seconds: Double, as metric: BenchmarkMetric, unit: Double, ceiling: Double?,
+                        share: BenchmarkMetric?) {
         guard seconds > 0 else { return }
-        let rate = Double(ops) / seconds
-        measurement(Rate.gigaops, Int((rate / 1e9).rounded()))
-        if let share, ceiling > 0 { measurement(share, Int((100 * rate / ceiling).rounded())) }
+        let rate = amount / seconds
+        measurement(metric, Int((rate / unit).rounded()))
+        if let ceiling, let share, ceiling > 0 { measurement(share, Int((100 * rate / ceiling).rounded())) }
     }
 }
 
