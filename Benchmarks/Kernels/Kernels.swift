@@ -86,8 +86,8 @@ let benchmarks: @Sendable () -> Void = {
 
             let xs = FloatBuffer(count: tokens * hidden), ys = FloatBuffer(count: tokens * ffn)
             let peak = quantized ? Rate.ofInt8Peak : Rate.ofFP32Peak
-            // Dense f32 products run in OpenBLAS on every set (f16 and bf16 too, widened,
-            // where the set has no 16-bit kernel): its ceiling is the machine's, not the set's.
+            // Dense products run on the set's own register tiles (qb_gemm_dense.c); on the
+            // portable set in OpenBLAS, which is why that set gets no share.
             Benchmark(
                 "matmul \(format.name) \(tokens) tokens x 8192x2048 (\(2 * tokens * ffn * hidden / 1_000_000) MOP) \(tag)",
                 configuration: .init(metrics: [.wallClock, Rate.gigaops] + (shares ? [peak] : [])),

@@ -1,30 +1,29 @@
 import CQBKernels
 
 /// Prefill: products over several activation rows on the tiles of `qb_gemm.c` and
-/// `qb_gemm_half.c`.
+/// `qb_gemm_dense.c`.
 extension Linear {
-    /// Whether the active kernel set has the 16-bit float prefill kernel (AVX-512 and AVX2);
-    /// without it (the portable set) f16 and bf16 weights are widened per tile for sgemm.
-    /// Asked each time, not kept: the set can change (`KernelSet.use`).
-    static var halfKernel: Bool { qb_gemm_half(Int32(QB_F16), nil, 0, 0, 16, nil, 0, nil, 0) != 0 }
+    /// Whether the active kernel set has the dense prefill kernel (AVX-512 and AVX2); without
+    /// it (the portable set) f32 weights go to sgemm as they are, f16 and bf16 widened per
+    /// tile. Asked each time, not kept: the set can change (`KernelSet.use`).
+    static var denseKernel: Bool { qb_gemm_dense(Int32(QB_F16), nil, 0, 0, 16, nil, 0, nil, 0) != 0 }
 
-    /// Rows per task of the 16-bit float product: fixed, so results do not depend on the
-    /// thread count.
-    static let halfRowsPerTask = 64
+    /// Rows per task of the dense product: fixed, so results do not depend on the thread
+    /// count.
+    static let denseRowsPerTask = 64
 
-    /// Y = X Wᵀ for f16/bf16 weights read in their stored width (`qb_gemm_half`): the
-    /// f32 FMA peak is within reach, where OpenBLAS on this machine's Haswell kernels reaches
-    /// half of it and needs each tile widened first.
-    static func matmulHalf(
+    /// Y = X Wᵀ for f32/f16/bf16 weights read in their stored width (`qb_gemm_dense`): the
+    /// f32 FMA peak is within reach, where OpenBLAS on this machine's Haswell kernels reached
+    /// 9-22% of it (and needed 16-bit tiles widened first).
+    static func matmulDense(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
     ) {
-        let tasks = (w.rows + halfRowsPerTask - 1) / halfRowsPerTask
-        let base = w.base.assumingMemoryBound(to: UInt16.self), type = w.format.ggmlID
+        let tasks = (w.rows + denseRowsPerTask - 1) / denseRowsPerTask
+        let type = w.format.ggmlID
         pool.parallelFor(tasks) { range, _ in
             for t in range {
-                let r0 = t * halfRowsPerTask, r1 = min(w.rows, r0 + halfRowsPerTask)
-                _ = qb_gemm_half(
-                    type, base, Int64(r0), Int64(r1), Int64(w.cols), x, Int64(count), y, Int64(w.rows))
+                let r0 = t * denseRowsPerTask, r1 = min(w.rows, r0 + denseRowsPerTask)
+                _ = qb_gemm_dense(type, w.base, Int64(r0), Int64(r1), Int64(w.cols), x, Int64(count), y, Int64(w.rows))
             }
         }
     }
@@ -85,7 +84,7 @@ extension Linear {
 enum IntTiles {
     /// Whether the active kernel set has vector code for 5- and 8-bit values (AVX-512 VNNI,
     /// AVX2); on the portable set those formats take the f32 path. Asked each time, as
-    /// `Linear.halfKernel`.
+    /// `Linear.denseKernel`.
     static var wideValues: Bool { qb_gemm_wide_values() != 0 }
 
     static func fits(_ w: Matrix) -> Bool {

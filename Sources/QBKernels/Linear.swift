@@ -74,19 +74,18 @@ public enum Linear {
 
     /// Y = X Wᵀ for `count` activation rows (prefill): X is `[count][w.cols]`, Y is
     /// `[count][w.rows]`. One activation row takes the matvec path; with more, quantized
-    /// weights go through int8 products (`matmulInt8`), f16/bf16 through register tiles that
-    /// read them in their stored width (`matmulHalf`, AVX-512 and AVX2), the rest through OpenBLAS
-    /// sgemm on tiles of weight rows (widened to f32 per tile when stored narrower).
+    /// weights go through int8 products (`matmulInt8`), f32/f16/bf16 through register tiles
+    /// that read them in their stored width (`matmulDense`, AVX-512 and AVX2), the rest
+    /// through OpenBLAS sgemm on tiles of weight rows (widened to f32 per tile when stored
+    /// narrower).
     public static func matmul(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int,
         pool: ThreadPool
     ) {
         if count == 1 { return matvec(w, x, y, pool: pool) }
         if IntTiles.fits(w) { return matmulInt8(w, x, y, count: count, pool: pool) }
-        if halfKernel, w.layout == .rows, w.rows % 4 == 0, w.cols % 16 == 0,
-            w.format == .dense(.f16) || w.format == .dense(.bf16)
-        {
-            return matmulHalf(w, x, y, count: count, pool: pool)
+        if case .dense = w.format, denseKernel, w.layout == .rows, w.rows % 4 == 0, w.cols % 16 == 0 {
+            return matmulDense(w, x, y, count: count, pool: pool)
         }
         BLASSetup.once
         let tiles = (w.rows + rowTile - 1) / rowTile

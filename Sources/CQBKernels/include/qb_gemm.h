@@ -67,11 +67,11 @@ void qb_pack_tile_q6k(const void *w, int64_t r0, int64_t cols, uint8_t *tile);
 void qb_gemm_tiles6(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
                     int64_t cols, float *y, int64_t ystride);
 
-// Prefill products of 16-bit float weights (QB_F16 or QB_BF16, row-major [rows][cols]) with
+// Prefill products of dense weights (QB_F32, QB_F16 or QB_BF16, row-major [rows][cols]) with
 // f32 activations: y[c * ystride + r] = dot(W[r], x[c]) for rows [r0, r1) (r1 - r0 a
 // multiple of 4) and activation rows c < count. Each product is summed in one fixed order
-// whatever the row range. Returns 0 when this CPU has no kernel for it (no AVX-512).
-int qb_gemm_half(int32_t type, const uint16_t *w, int64_t r0, int64_t r1, int64_t cols, const float *x, int64_t count,
-                 float *y, int64_t ystride);
+// whatever the row range. Returns 0 when this CPU has no kernel for it (the portable set).
+int qb_gemm_dense(int32_t type, const void *w, int64_t r0, int64_t r1, int64_t cols, const float *x, int64_t count,
+                  float *y, int64_t ystride);
 
 #endif

@@ -12,38 +12,50 @@ float qb_dot_f32(const float *a, const float *b, int64_t n) { return dot_f32(a, 
 
 void qb_axpy_f32(float a, const float *x, float *y, int64_t n) { axpy_f32(a, x, y, n); }
 
-void qb_matvec_f32(const float *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
-    for (int64_t r = r0; r < r1; r++) y[r] = qb_dot_f32(w + r * cols, x, cols);
-}
-
 #if defined(__AVX2__)
-// One row of 16-bit weights against f32 activations, four chains of the set's widest
-// vectors, each line fetched 4 KiB ahead into L1 (and QB_L2_AHEAD into L2): decode reads
-// these rows once per token from memory, and the compiler's loop (no prefetch) left a sixth
-// of the bandwidth unused on AVX-512 and half of it on AVX2 (an 8192 x 2048 matrix from
-// memory at 47% (f16) and 52% (bf16) of the read bandwidth on the Emerald Rapids,
-// results/kernel-benchmarks-2026-11-30-emr/).
-static inline float dot_half_row(const uint16_t *row, const float *x, int64_t cols, int bf16) {
-    const int32_t type = bf16 ? QB_BF16 : QB_F16;
-    enum { STEP = 4 * HALF_LANES, LINES = STEP * 2 / 64 };  // 64 or 32 values, 2 or 1 lines
+// One row of dense weights (`type` a constant: QB_F32, QB_F16, QB_BF16) against f32
+// activations, four chains of the set's widest vectors, each line fetched 4 KiB ahead into
+// L1 (and QB_L2_AHEAD into L2): decode reads these rows once per token from memory, and the
+// compiler's loop (no prefetch) left a sixth of the bandwidth unused on AVX-512 and half of
+// it on AVX2 (an 8192 x 2048 matrix from memory at 47% (f16) and 52% (bf16) of the read
+// bandwidth on the Emerald Rapids, results/kernel-benchmarks-2026-11-30-emr/; f32 at 81-83%
+// on both sets, results/f32-tiles-2026-11-30/).
+static inline __attribute__((always_inline)) float dot_dense_row(const int32_t type, const void *row, const float *x,
+                                                                 int64_t cols) {
+    const int64_t size = type == QB_F32 ? 4 : 2;
+    enum { STEP = 4 * HALF_LANES };  // 64 or 32 values
+    const int lines = (int)(STEP * size / 64);
     half_vec a[4] = {half_zero(), half_zero(), half_zero(), half_zero()};
     int64_t i = 0;
     for (; i + STEP <= cols; i += STEP) {
-        for (int l = 0; l < LINES; l++) _mm_prefetch((const char *)(row + i) + 4096 + 64 * l, _MM_HINT_T0);
-        qb_prefetch_l2(row + i, LINES);
-        for (int k = 0; k < 4; k++)
-            a[k] = half_fma(widen16(type, row + i + HALF_LANES * k), half_load(x + i + HALF_LANES * k), a[k]);
+        const char *at = (const char *)row + i * size;
+        for (int l = 0; l < lines; l++) _mm_prefetch(at + 4096 + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(at, lines);
+        for (int k = 0; k < 4; k++) a[k] = half_fma(dense_vec(type, row, i + HALF_LANES * k), half_load(x + i + HALF_LANES * k), a[k]);
     }
     float s = half_sum(half_add(half_add(a[0], a[1]), half_add(a[2], a[3])));
-    for (; i < cols; i++) s += (bf16 ? bf2f(row[i]) : h2f(row[i])) * x[i];
+    for (; i < cols; i++) {
+        const float v = type == QB_F32 ? ((const float *)row)[i] : type == QB_BF16 ? bf2f(((const uint16_t *)row)[i]) : h2f(((const uint16_t *)row)[i]);
+        s += v * x[i];
+    }
     return s;
 }
 #endif
 
+void qb_matvec_f32(const float *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
+    for (int64_t r = r0; r < r1; r++) {
+#if defined(__AVX2__)
+        y[r] = dot_dense_row(QB_F32, w + r * cols, x, cols);
+#else
+        y[r] = qb_dot_f32(w + r * cols, x, cols);
+#endif
+    }
+}
+
 void qb_matvec_f16(const uint16_t *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
     for (int64_t r = r0; r < r1; r++) {
 #if defined(__AVX2__)
-        y[r] = dot_half_row(w + r * cols, x, cols, 0);
+        y[r] = dot_dense_row(QB_F16, w + r * cols, x, cols);
 #else
         QB_REASSOC
         const _Float16 *row = (const _Float16 *)(w + r * cols);
@@ -58,7 +70,7 @@ void qb_matvec_f16(const uint16_t *w, const float *x, float *y, int64_t r0, int6
 void qb_matvec_bf16(const uint16_t *w, const float *x, float *y, int64_t r0, int64_t r1, int64_t cols) {
     for (int64_t r = r0; r < r1; r++) {
 #if defined(__AVX2__)
-        y[r] = dot_half_row(w + r * cols, x, cols, 1);
+        y[r] = dot_dense_row(QB_BF16, w + r * cols, x, cols);
 #else
         QB_REASSOC
         const uint16_t *row = w + r * cols;

@@ -30,7 +30,7 @@
 #pragma clang fp contract(on)
 #include "qb_gemm.c"
 #pragma clang fp contract(on)
-#include "qb_gemm_half.c"
+#include "qb_gemm_dense.c"
 #pragma clang fp contract(on)
 #include "qb_matvec_tiles.c"
 #pragma clang fp contract(on)

@@ -121,8 +121,8 @@
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
        float *y, int64_t ystride),                                                                                   \
       (tile, tiles, x, offs16, count, cols, y, ystride))                                                             \
-    R(int, gemm_half,                                                                                                \
-      (int32_t type, const uint16_t *w, int64_t r0, int64_t r1, int64_t cols, const float *x, int64_t count,         \
+    R(int, gemm_dense,                                                                                               \
+      (int32_t type, const void *w, int64_t r0, int64_t r1, int64_t cols, const float *x, int64_t count,             \
        float *y, int64_t ystride),                                                                                   \
       (type, w, r0, r1, cols, x, count, y, ystride))                                                                 \
     /* qb_matvec_tiles.h */                                                                                          \

@@ -232,7 +232,7 @@ static inline float hsum_ps(__m256 v) {
 }
 
 // f32 vectors of the set's widest width (16 lanes on AVX-512, 8 on AVX2) and the widening of
-// f16/bf16 (QB_F16, QB_BF16) into them, for the 16-bit dense rows and prefill tiles.
+// f16/bf16 (QB_F16, QB_BF16) into them, for the dense rows and prefill tiles.
 #if defined(__AVX512F__)
 enum { HALF_LANES = 16 };
 typedef __m512 half_vec;
@@ -260,6 +260,13 @@ static inline half_vec widen16(int32_t type, const uint16_t *p) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 #endif
+
+// One vector of dense weights of `type` (QB_F32, QB_F16 or QB_BF16; a constant) from
+// element i of `w`, as f32.
+static inline __attribute__((always_inline)) half_vec dense_vec(const int32_t type, const void *w, int64_t i) {
+    if (type == QB_F32) return half_load((const float *)w + i);
+    return widen16(type, (const uint16_t *)w + i);
+}
 #endif
 
 #if defined(__AVX2__)
