@@ -18,8 +18,8 @@ void qb_axpy_f32(float a, const float *x, float *y, int64_t n) { axpy_f32(a, x, 
 // L1 (and QB_L2_AHEAD into L2): decode reads these rows once per token from memory, and the
 // compiler's loop (no prefetch) left a sixth of the bandwidth unused on AVX-512 and half of
 // it on AVX2 (an 8192 x 2048 matrix from memory at 47% (f16) and 52% (bf16) of the read
-// bandwidth on the Emerald Rapids, results/kernel-benchmarks-2026-11-30-emr/; f32 at 81-83%
-// on both sets, results/f32-tiles-2026-11-30/).
+// bandwidth on the Emerald Rapids, results/kernel-benchmarks-2026-11-30-emr/; f32 at 68-75%,
+// results/f32-tiles-2026-11-30/).
 static inline __attribute__((always_inline)) float dot_dense_row(const int32_t type, const void *row, const float *x,
                                                                  int64_t cols) {
     const int64_t size = type == QB_F32 ? 4 : 2;
@@ -31,11 +31,13 @@ static inline __attribute__((always_inline)) float dot_dense_row(const int32_t t
         const char *at = (const char *)row + i * size;
         for (int l = 0; l < lines; l++) _mm_prefetch(at + 4096 + 64 * l, _MM_HINT_T0);
         qb_prefetch_l2(at, lines);
-        for (int k = 0; k < 4; k++) a[k] = half_fma(dense_vec(type, row, i + HALF_LANES * k), half_load(x + i + HALF_LANES * k), a[k]);
+        for (int k = 0; k < 4; k++)
+            a[k] = half_fma(dense_vec(type, row, i + HALF_LANES * k), half_load(x + i + HALF_LANES * k), a[k]);
     }
     float s = half_sum(half_add(half_add(a[0], a[1]), half_add(a[2], a[3])));
+    const uint16_t *half = (const uint16_t *)row;
     for (; i < cols; i++) {
-        const float v = type == QB_F32 ? ((const float *)row)[i] : type == QB_BF16 ? bf2f(((const uint16_t *)row)[i]) : h2f(((const uint16_t *)row)[i]);
+        const float v = type == QB_F32 ? ((const float *)row)[i] : type == QB_BF16 ? bf2f(half[i]) : h2f(half[i]);
         s += v * x[i];
     }
     return s;

@@ -7,8 +7,8 @@
 // activation row, so they come from L1/L2 while the activations stream from L2/L3. Without
 // this kernel each tile went to OpenBLAS sgemm (16-bit weights widened first): 16-bit weights
 // on AVX2 25-26% of the fp32 peak against 72-82% with it, 55-61% on AVX-512 (64 tokens,
-// 8192 x 2048, Emerald Rapids; results/kernel-benchmarks-2026-11-30-emr/); f32 weights 9%
-// (AVX-512) and 22% (AVX2), the same tiles' figures for f32 in results/f32-tiles-2026-11-30/.
+// 8192 x 2048, Emerald Rapids; results/kernel-benchmarks-2026-11-30-emr/); f32 weights 16%
+// (AVX-512) and 33% (AVX2) against 57% and 68% with it (results/f32-tiles-2026-11-30/).
 #include "qb_gemm.h"
 #include "qb_scalar.h"
 #include <string.h>
