@@ -14,7 +14,7 @@ extension Linear {
 
     /// Y = X Wᵀ for f32/f16/bf16 weights read in their stored width (`qb_gemm_dense`): the
     /// f32 FMA peak is within reach, where OpenBLAS on this machine's Haswell kernels reached
-    /// 9-22% of it (and needed 16-bit tiles widened first).
+    /// 16-33% of it (and needed 16-bit tiles widened first).
     static func matmulDense(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
     ) {

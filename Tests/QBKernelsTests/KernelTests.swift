@@ -59,7 +59,7 @@ final class KernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
-    /// Shapes that take sgemm (rows not a multiple of 4) and, for f16/bf16, the native
+    /// Shapes that take sgemm (rows not a multiple of 4) and, for f32/f16/bf16, the native
     /// register tiles (4 x 6 on AVX-512, 2 x 6 on AVX2) with every activation-row remainder.
     func testMatmulMatchesReferenceAndIsIndependentOfThreadCount() {
         onEveryKernelSet {

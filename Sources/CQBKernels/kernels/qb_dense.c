@@ -1,6 +1,8 @@
-// Dense f32/f16/bf16 kernels. Plain C that clang vectorizes for each kernel set's
-// instruction set (qb_isa_unit.h): reassociation is allowed only inside these loops, so the
-// reduction is split across vector lanes in an order fixed by the loop itself.
+// Dense f32/f16/bf16 kernels. The decode rows are written with the set's widest vectors
+// (qb_scalar.h) on AVX2 and AVX-512; the rest, and the portable set's rows, are plain C that
+// clang vectorizes for each kernel set's instruction set (qb_isa_unit.h): reassociation is
+// allowed only inside these loops, so the reduction is split across vector lanes in an
+// order fixed by the loop itself.
 #include "qb_dense.h"
 #include "qb_scalar.h"
 #include <string.h>
@@ -23,18 +25,18 @@ void qb_axpy_f32(float a, const float *x, float *y, int64_t n) { axpy_f32(a, x, 
 static inline __attribute__((always_inline)) float dot_dense_row(const int32_t type, const void *row, const float *x,
                                                                  int64_t cols) {
     const int64_t size = type == QB_F32 ? 4 : 2;
-    enum { STEP = 4 * HALF_LANES };  // 64 or 32 values
+    enum { STEP = 4 * WIDE_LANES };  // 64 or 32 values
     const int lines = (int)(STEP * size / 64);
-    half_vec a[4] = {half_zero(), half_zero(), half_zero(), half_zero()};
+    wide_vec a[4] = {wide_zero(), wide_zero(), wide_zero(), wide_zero()};
     int64_t i = 0;
     for (; i + STEP <= cols; i += STEP) {
         const char *at = (const char *)row + i * size;
         for (int l = 0; l < lines; l++) _mm_prefetch(at + 4096 + 64 * l, _MM_HINT_T0);
         qb_prefetch_l2(at, lines);
         for (int k = 0; k < 4; k++)
-            a[k] = half_fma(dense_vec(type, row, i + HALF_LANES * k), half_load(x + i + HALF_LANES * k), a[k]);
+            a[k] = wide_fma(dense_vec(type, row, i + WIDE_LANES * k), wide_load(x + i + WIDE_LANES * k), a[k]);
     }
-    float s = half_sum(half_add(half_add(a[0], a[1]), half_add(a[2], a[3])));
+    float s = wide_sum(wide_add(wide_add(a[0], a[1]), wide_add(a[2], a[3])));
     const uint16_t *half = (const uint16_t *)row;
     for (; i < cols; i++) {
         const float v = type == QB_F32 ? ((const float *)row)[i] : type == QB_BF16 ? bf2f(half[i]) : h2f(half[i]);

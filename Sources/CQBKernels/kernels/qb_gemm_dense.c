@@ -11,7 +11,6 @@
 // (AVX-512) and 33% (AVX2) against 57% and 68% with it (results/f32-tiles-2026-11-30/).
 #include "qb_gemm.h"
 #include "qb_scalar.h"
-#include <string.h>
 
 // Weight rows per tile (the vectors and widening are qb_scalar.h's).
 #if defined(__AVX512F__)
@@ -23,19 +22,19 @@ enum { DENSE_ROWS = 2 };
 #if defined(__AVX2__)
 static inline __attribute__((always_inline)) void tile_n(const int32_t type, const void *w, int64_t cols, const float *x,
                                                          float *y, int64_t ystride, const int n) {
-    half_vec acc[DENSE_ROWS][6];
+    wide_vec acc[DENSE_ROWS][6];
     for (int i = 0; i < DENSE_ROWS; i++)
-        for (int j = 0; j < n; j++) acc[i][j] = half_zero();
-    for (int64_t k = 0; k < cols; k += HALF_LANES) {
-        half_vec a[DENSE_ROWS];
+        for (int j = 0; j < n; j++) acc[i][j] = wide_zero();
+    for (int64_t k = 0; k < cols; k += WIDE_LANES) {
+        wide_vec a[DENSE_ROWS];
         for (int i = 0; i < DENSE_ROWS; i++) a[i] = dense_vec(type, w, i * cols + k);
         for (int j = 0; j < n; j++) {
-            half_vec b = half_load(x + j * cols + k);
-            for (int i = 0; i < DENSE_ROWS; i++) acc[i][j] = half_fma(a[i], b, acc[i][j]);
+            wide_vec b = wide_load(x + j * cols + k);
+            for (int i = 0; i < DENSE_ROWS; i++) acc[i][j] = wide_fma(a[i], b, acc[i][j]);
         }
     }
     for (int j = 0; j < n; j++)
-        for (int i = 0; i < DENSE_ROWS; i++) y[j * ystride + i] = half_sum(acc[i][j]);
+        for (int i = 0; i < DENSE_ROWS; i++) y[j * ystride + i] = wide_sum(acc[i][j]);
 }
 
 // One function per weight type and activation-row count (1..6), each with both constant.

@@ -234,27 +234,27 @@ static inline float hsum_ps(__m256 v) {
 // f32 vectors of the set's widest width (16 lanes on AVX-512, 8 on AVX2) and the widening of
 // f16/bf16 (QB_F16, QB_BF16) into them, for the dense rows and prefill tiles.
 #if defined(__AVX512F__)
-enum { HALF_LANES = 16 };
-typedef __m512 half_vec;
-static inline half_vec half_zero(void) { return _mm512_setzero_ps(); }
-static inline half_vec half_load(const float *p) { return _mm512_loadu_ps(p); }
-static inline half_vec half_add(half_vec a, half_vec b) { return _mm512_add_ps(a, b); }
-static inline half_vec half_fma(half_vec a, half_vec b, half_vec c) { return _mm512_fmadd_ps(a, b, c); }
-static inline float half_sum(half_vec v) { return _mm512_reduce_add_ps(v); }
-static inline half_vec widen16(int32_t type, const uint16_t *p) {
+enum { WIDE_LANES = 16 };
+typedef __m512 wide_vec;
+static inline wide_vec wide_zero(void) { return _mm512_setzero_ps(); }
+static inline wide_vec wide_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline wide_vec wide_add(wide_vec a, wide_vec b) { return _mm512_add_ps(a, b); }
+static inline wide_vec wide_fma(wide_vec a, wide_vec b, wide_vec c) { return _mm512_fmadd_ps(a, b, c); }
+static inline float wide_sum(wide_vec v) { return _mm512_reduce_add_ps(v); }
+static inline wide_vec widen16(int32_t type, const uint16_t *p) {
     __m256i h = _mm256_loadu_si256((const __m256i *)p);
     if (type == QB_F16) return _mm512_cvtph_ps(h);
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 #else
-enum { HALF_LANES = 8 };
-typedef __m256 half_vec;
-static inline half_vec half_zero(void) { return _mm256_setzero_ps(); }
-static inline half_vec half_load(const float *p) { return _mm256_loadu_ps(p); }
-static inline half_vec half_add(half_vec a, half_vec b) { return _mm256_add_ps(a, b); }
-static inline half_vec half_fma(half_vec a, half_vec b, half_vec c) { return _mm256_fmadd_ps(a, b, c); }
-static inline float half_sum(half_vec v) { return hsum_ps(v); }
-static inline half_vec widen16(int32_t type, const uint16_t *p) {
+enum { WIDE_LANES = 8 };
+typedef __m256 wide_vec;
+static inline wide_vec wide_zero(void) { return _mm256_setzero_ps(); }
+static inline wide_vec wide_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline wide_vec wide_add(wide_vec a, wide_vec b) { return _mm256_add_ps(a, b); }
+static inline wide_vec wide_fma(wide_vec a, wide_vec b, wide_vec c) { return _mm256_fmadd_ps(a, b, c); }
+static inline float wide_sum(wide_vec v) { return hsum_ps(v); }
+static inline wide_vec widen16(int32_t type, const uint16_t *p) {
     __m128i h = _mm_loadu_si128((const __m128i *)p);
     if (type == QB_F16) return _mm256_cvtph_ps(h);
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
@@ -263,8 +263,8 @@ static inline half_vec widen16(int32_t type, const uint16_t *p) {
 
 // One vector of dense weights of `type` (QB_F32, QB_F16 or QB_BF16; a constant) from
 // element i of `w`, as f32.
-static inline __attribute__((always_inline)) half_vec dense_vec(const int32_t type, const void *w, int64_t i) {
-    if (type == QB_F32) return half_load((const float *)w + i);
+static inline __attribute__((always_inline)) wide_vec dense_vec(const int32_t type, const void *w, int64_t i) {
+    if (type == QB_F32) return wide_load((const float *)w + i);
     return widen16(type, (const uint16_t *)w + i);
 }
 #endif
