@@ -134,7 +134,7 @@ enum IntTiles {
         } else if w.format == .ggml(.q6_K) {
             qb_pack_tile_q6k(w.base, Int64(r0), Int64(w.cols), tile)
         } else {
-            qb_pack_tile_ggml(w.format.ggmlID, w.layout == .rows ? 0 : 1, w.base, Int64(r0), Int64(w.cols), tile)
+            qb_pack_tile_ggml(w.format.ggmlID, w.layout == .rows ? 0 : Int32(w.unitRows), w.base, Int64(r0), Int64(w.cols), tile)
         }
     }
 }

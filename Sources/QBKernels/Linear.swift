@@ -161,17 +161,15 @@ extension Linear {
         shareUnits(ws, tiles: ws.allSatisfy { takesTiles($0, rows: count, kernel: kernel) }, pool: pool) { i, lo, hi in
             let w = ws[i], n = Int64(count), g0 = Int64(lo), g1 = Int64(hi), cols = Int64(w.cols)
             switch (w.layout, w.format) {
-            case (.interleaved4, _):
+            case (.interleaved4, _) where tiles[i], (.interleaved16, .ggml(.q4_0)):
                 withBatch(q8a, outRows[i]) { xp, yp in
-                    if tiles[i] {
-                        offs.withUnsafeBufferPointer { o in
-                            guard let op = o.baseAddress else { return }
-                            q4Tiles(w, xp, op, yp, count: count, lo, hi)
-                        }
-                    } else {
-                        qb_matvec_repacked_rows(w.format.ggmlID, w.base, xp, yp, n, g0, g1, cols)
+                    offs.withUnsafeBufferPointer { o in
+                        guard let op = o.baseAddress else { return }
+                        q4Tiles(w, xp, op, yp, count: count, lo, hi)
                     }
                 }
+            case (.interleaved4, _):
+                withBatch(q8a, outRows[i]) { xp, yp in qb_matvec_repacked_rows(w.format.ggmlID, w.base, xp, yp, n, g0, g1, cols) }
             case (.interleaved16, .mlx(let q)):
                 withBatch(q8a, outRows[i]) { xp, yp in
                     qb_matvec_mlx_x16_rows(Int32(q.bits), Int64(q.groupSize), q.scaleType.ggmlID, w.base, xp, yp, n, g0, g1, cols)
@@ -214,10 +212,11 @@ extension Linear {
     public enum BatchKernel: Sendable {
         /// The engine's choice: the 16-row tiles where the kernel set has them.
         case best
-        /// Interleaved Q4_0 on the four-row kernel (`qb_matvec_repacked_rows`) at every batch
-        /// size, one row included: what batched decode ran before the tiles, kept for
-        /// side-by-side timing (`quantbench serve --bench-batch`). Bitwise equal to `matvec`
-        /// only on sets without the tiles. The other formats run as with `.best`.
+        /// Q4_0 in four-row groups on the four-row kernel (`qb_matvec_repacked_rows`) at
+        /// every batch size, one row included: what batched decode ran before the tiles, kept
+        /// for side-by-side timing (`quantbench serve --bench-batch`). Bitwise equal to
+        /// `matvec` only on sets without the tiles. The other formats and layouts (Q4_0's
+        /// sixteen-row groups included) run as with `.best`.
         case fourRow
     }
 }

@@ -78,7 +78,7 @@ public struct Matrix: @unchecked Sendable {
         }
         if layout != .rows {
             qb_dequantize_repacked(
-                format.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
+                format.ggmlID, Int32(unitRows), base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
             return
         }
         switch format {
@@ -106,7 +106,7 @@ public struct Matrix: @unchecked Sendable {
     /// (GGML blocks or dense values; not MLX), contiguously into `out`: what writers store.
     public func storedRows(_ range: Range<Int>, into out: UnsafeMutableRawPointer) {
         if layout != .rows {
-            qb_unpack_repacked(format.ggmlID, base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
+            qb_unpack_repacked(format.ggmlID, Int32(unitRows), base, out, Int64(range.lowerBound), Int64(range.upperBound), Int64(cols))
         } else {
             out.copyMemory(from: base + range.lowerBound * rowBytes, byteCount: range.count * rowBytes)
         }
@@ -128,10 +128,10 @@ public enum MatrixLayout: Sendable, Hashable {
     /// GGML blocks of four consecutive rows interleaved block by block, with each block's
     /// four scales together (Q4_0, Q5_0 and Q8_0; see qb_repack.h). Same bytes, moved.
     case interleaved4
-    /// Q4_K super-blocks (or MLX groups) of sixteen consecutive rows together, their scales
-    /// split into low and high bits (MLX: the sixteen scales, then the biases) and their
-    /// quants ordered for four values of all sixteen rows per load (qb_repack.h).
-    /// Same values, as many bytes.
+    /// Q4_K super-blocks (or MLX groups, or Q4_0 blocks on the AVX-512 kernel set) of sixteen
+    /// consecutive rows together, their scales split into low and high bits (MLX: the sixteen
+    /// scales, then the biases; Q4_0: the sixteen scales) and their quants ordered for four
+    /// values of all sixteen rows per load (qb_repack.h). Same values, as many bytes.
     case interleaved16
 }
 

@@ -27,13 +27,20 @@ extension Matrix {
     public var wantsResidentCopy: Bool { layout == .rows && valueBytes >= 2 << 20 }
 
     /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 with rows % 4
-    /// == 0), or Q4_K's or MLX's sixteen-row groups (rows % 16 == 0; MLX's scales and biases
-    /// move into the groups), copied into memory the result owns;
+    /// == 0), or Q4_K's, MLX's or (on the AVX-512 kernel set) Q4_0's sixteen-row groups (rows %
+    /// 16 == 0; MLX's scales and biases move into the groups), copied into memory the result owns;
     /// nil when there is no such layout. Decode then streams a group of rows against one read of
     /// the activations; values are unchanged, so every product equals the plain layout's up
     /// to summation order.
     /// Taken from `arena` when one is given and has room.
     public func interleavedForDecode(pool: ThreadPool, arena: WeightArena? = nil) -> Matrix? {
+        interleavedForDecode(pool: pool, arena: arena, q40GroupRows: nil)
+    }
+
+    /// `interleavedForDecode`, with Q4_0 in groups of `q40GroupRows` rows (4 or 16, the row
+    /// count a multiple of it) whichever the active kernel set would choose: tests hold each
+    /// layout to the other on every set.
+    func interleavedForDecode(pool: ThreadPool, arena: WeightArena? = nil, q40GroupRows: Int32?) -> Matrix? {
         guard canInterleave, let bytes = interleavedBytes else { return nil }
         let (dst, storage) = WeightArena.storage(bytes: bytes, arena: arena)
         if case .mlx(let q) = format, let scales, let biases {
@@ -45,9 +52,10 @@ extension Matrix {
             return Matrix(format: format, rows: rows, cols: self.cols, base: UnsafeRawPointer(dst), owner: storage, layout: .interleaved16)
         }
         let type = format.ggmlID, cols = Int64(self.cols), src = base
-        let group = Int(qb_repack_group_rows(type))
-        pool.parallelFor(rows / group, grain: 64 / group) { range, _ in
-            qb_repack(type, src, dst, Int64(range.lowerBound), Int64(range.upperBound), cols)
+        var group = qb_repack_group_rows(type, Int64(rows))
+        if let g = q40GroupRows, format == .ggml(.q4_0), g == 4 || g == 16, rows % Int(g) == 0 { group = g }
+        pool.parallelFor(rows / Int(group), grain: 64 / Int(group)) { range, _ in
+            qb_repack(type, group, src, dst, Int64(range.lowerBound), Int64(range.upperBound), cols)
         }
         return Matrix(
             format: format, rows: rows, cols: self.cols, base: UnsafeRawPointer(dst), owner: storage,

@@ -3,19 +3,24 @@ import QBTestSupport
 @testable import QBKernels
 import CQBKernels
 
-/// Interleaved Q4_0 decode on 16-row tiles (`qb_matvec_tiles.c`) against its definition
-/// (`Reference.q4TileMatvec`), bit for bit, on fresh random inputs (seeded per test, the
-/// seed printed), on every kernel set; and batched decode rows against single rows.
+/// Interleaved Q4_0 decode on 16-row tiles (`qb_matvec_tiles.c`), from four-row and from
+/// sixteen-row groups, against its definition (`Reference.q4TileMatvec`), bit for bit, on
+/// fresh random inputs (seeded per test, the seed printed), on every kernel set; and batched
+/// decode rows against single rows.
 final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
     lazy var rng = SeededGenerator(for: name)
 
     func randoms(_ n: Int, scale: Float = 1) -> [Float] { (0..<n).map { _ in Float.random(in: -scale...scale, using: &rng) } }
 
-    /// An interleaved Q4_0 matrix of random values.
-    func q40(rows: Int, cols: Int) throws -> Matrix {
+    /// A Q4_0 matrix of random values in groups of `group` rows (4 or 16), or in the layout
+    /// the active kernel set chooses.
+    func q40(rows: Int, cols: Int, group: Int32? = nil) throws -> Matrix {
         let pool = ThreadPool(threads: 1)
         let plain = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: pool)
-        guard let m = plain.interleavedForDecode(pool: pool) else { throw XCTSkip("Q4_0 \(rows)x\(cols) has no interleaved layout") }
+        guard let m = plain.interleavedForDecode(pool: pool, q40GroupRows: group) else {
+            throw XCTSkip("Q4_0 \(rows)x\(cols) has no interleaved layout")
+        }
+        if let group { XCTAssertEqual(m.unitRows, Int(group)) }
         return m
     }
 
@@ -48,15 +53,20 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
         return Activations(blocks: blocks, offsets: offsets, reference: reference)
     }
 
-    /// The kernel over row groups `ranges` (calls of any extent: whole tiles, partial
-    /// tiles, a single group), all activation rows at once.
+    /// The kernel of `w`'s layout over row groups `ranges` (calls of any extent: whole tiles,
+    /// partial tiles, a single group), all activation rows at once.
     func tiles(_ w: Matrix, _ a: Activations, ranges: [Range<Int>]) -> [[Float]] {
         let n = a.blocks.count
         let outs = (0..<n).map { _ in FloatBuffer(count: w.rows) }
         for i in 0..<n { outs[i].pointer.update(repeating: .nan, count: w.rows) }
         let ys: [UnsafeMutablePointer<Float>?] = outs.map(\.pointer)
         for r in ranges {
-            qb_matvec_q4_0x16(w.base, a.blocks, a.offsets, ys, Int64(n), Int64(r.lowerBound), Int64(r.upperBound), Int64(w.cols))
+            let (g0, g1) = (Int64(r.lowerBound), Int64(r.upperBound))
+            if w.layout == .interleaved16 {
+                qb_matvec_q4_0_x16(w.base, a.blocks, a.offsets, ys, Int64(n), g0, g1, Int64(w.cols))
+            } else {
+                qb_matvec_q4_0_tiles(w.base, a.blocks, a.offsets, ys, Int64(n), g0, g1, Int64(w.cols))
+            }
         }
         return outs.map(\.array)
     }
@@ -66,7 +76,7 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
             // 72 rows: 18 groups, four full tiles and a partial one of two groups. 96 and
             // 32 columns: odd block counts (the vector loop takes two blocks at a time).
             for (rows, cols) in [(72, 512), (16, 2048), (4, 64), (20, 96), (8, 32)] {
-                let w = try q40(rows: rows, cols: cols)
+                let w = try q40(rows: rows, cols: cols, group: 4)
                 let groups = rows / 4
                 for n in [1, 3, 7, 8, 14] {
                     let a = activations(n, cols: cols)
@@ -79,6 +89,40 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Sixteen-row groups: the kernel equals the definition and the four-row tiles bit for
+    /// bit (any group range, 1-14 activation rows, odd block counts), holds the same stored
+    /// blocks and values as the plain rows, and prefill from it is bitwise prefill from them.
+    func testSixteenRowGroupsMatchTheFourRowTilesBitwise() throws {
+        try onEveryKernelSet {
+            for (rows, cols) in [(80, 512), (16, 2048), (32, 96), (16, 32)] {
+                let pool = ThreadPool(threads: 1)
+                let plain = try Quantizer.quantize(randoms(rows * cols, scale: 2), rows: rows, cols: cols, to: .ggml(.q4_0), pool: pool)
+                let w16 = try XCTUnwrap(plain.interleavedForDecode(pool: pool, q40GroupRows: 16))
+                let w4 = try XCTUnwrap(plain.interleavedForDecode(pool: pool, q40GroupRows: 4))
+                XCTAssertEqual(w16.layout, .interleaved16)
+                assertHoldsPlainRows(w16, plain, ranges: [0..<rows, 3..<(rows - 5)], "\(rows)x\(cols)")
+                let groups = rows / 16
+                for n in [1, 3, 7, 8, 14] {
+                    let x = activations(n, cols: cols)
+                    let expected = x.reference.map { Reference.q4TileMatvec(plain, $0) }
+                    let four = tiles(w4, x, ranges: [0..<(rows / 4)])
+                    for ranges in groups > 2 ? [[0..<groups], [0..<1, 1..<2, 2..<groups]] : [[0..<groups]] {
+                        let got = tiles(w16, x, ranges: ranges)
+                        for i in 0..<n {
+                            XCTAssertEqual(got[i], expected[i], "\(rows)x\(cols), \(n) rows, row \(i), calls \(ranges)")
+                            XCTAssertEqual(got[i], four[i], "\(rows)x\(cols), \(n) rows, row \(i): the four-row tiles")
+                        }
+                    }
+                }
+                let count = 5, xs = randoms(count * cols)
+                var y16 = [Float](repeating: .nan, count: count * rows), y = y16
+                Linear.matmul(w16, xs, &y16, count: count, pool: ThreadPool(threads: 2))
+                Linear.matmul(plain, xs, &y, count: count, pool: ThreadPool(threads: 2))
+                XCTAssertEqual(y16, y, "\(rows)x\(cols): prefill")
             }
         }
     }
@@ -112,7 +156,7 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
             let q4k16 = try XCTUnwrap(q4k.interleavedForDecode(pool: ThreadPool(threads: 1)))
             XCTAssertEqual(q4k16.layout, .interleaved16)
             let ws: [Matrix] = [
-                try q40(rows: 72, cols: cols), try q40(rows: 8, cols: cols),
+                try q40(rows: 72, cols: cols), try q40(rows: 8, cols: cols), try q40(rows: 48, cols: cols, group: 16),
                 q80.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q80,
                 q50.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q50,
                 q41.interleavedForDecode(pool: ThreadPool(threads: 1)) ?? q41,

@@ -204,11 +204,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             for (name, plain) in cases {
                 guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("\(name) not interleaved") }
                 XCTAssertEqual(packed.layout, .interleaved4)
-                XCTAssertEqual(packed.toFloats(), plain.toFloats(), "\(name): dequantized values")
-                var a = [UInt8](repeating: 0, count: plain.byteCount), b = a
-                a.withUnsafeMutableBytes { plain.storedRows(0..<rows, into: $0.baseAddress!) }
-                b.withUnsafeMutableBytes { packed.storedRows(0..<rows, into: $0.baseAddress!) }
-                XCTAssertEqual(a, b, "\(name): stored blocks")
+                assertHoldsPlainRows(packed, plain, name)
                 for scale: Float in [0.01, 3, 100] {
                     let x = randoms(cols, scale: scale)
                     let expected = Reference.matvec(plain, x)
@@ -271,14 +267,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             let plain = randomBlocks(.q4_K, rows: rows, cols: cols)
             guard let packed = plain.interleavedForDecode(pool: ThreadPool(threads: 2)) else { return XCTFail("Q4_K not interleaved") }
             XCTAssertEqual(packed.layout, .interleaved16)
-            XCTAssertEqual(packed.toFloats(), plain.toFloats(), "dequantized values")
-            for range in [0..<rows, 5..<37] {
-                let n = range.count * plain.rowBytes
-                var a = [UInt8](repeating: 0, count: n), b = [UInt8](repeating: 1, count: n)
-                a.withUnsafeMutableBytes { plain.storedRows(range, into: $0.baseAddress!) }
-                b.withUnsafeMutableBytes { packed.storedRows(range, into: $0.baseAddress!) }
-                XCTAssertEqual(a, b, "stored blocks of rows \(range)")
-            }
+            assertHoldsPlainRows(packed, plain, ranges: [0..<rows, 5..<37], "Q4_K")
             for scale: Float in [0.01, 4, 100] {
                 let x = randoms(cols, scale: scale)
                 var xk = [qb_q8k](repeating: qb_q8k(), count: cols / 256)

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import QBTestSupport
 import QBFormats
+import CQBKernels
 import QBKernels
 import QBModel
 import QBRunner
@@ -71,13 +72,16 @@ final class QuantizedModelTests: XCTestCase {
 
     /// The interleaved decode layouts compute the same model: prefill bitwise equal (same
     /// dequantized tiles), decode equal up to summation order; GGUF written from the four-row
-    /// layout equals GGUF written from the plain layout.
+    /// (or Q4_0's sixteen-row) layout equals GGUF written from the plain layout.
     func testInterleavedDecodeLayoutIsTheSameModel() throws {
         let base = try tiny()
         for name in ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1"] {
             let q = try base.quantized(QuantSpec(name), pool: pool)
             let packed = try q.interleavedForDecode(pool: pool)
-            XCTAssertEqual(packed.weights.layers[0].wq.layout, .interleaved4, name)
+            // Q4_0 takes sixteen-row groups on the AVX-512 kernel set (its rows allowing).
+            let wq = q.weights.layers[0].wq
+            let sixteen = name == "q4_0" && qb_repack_group_rows(wq.format.ggmlID, Int64(wq.rows)) == 16
+            XCTAssertEqual(packed.weights.layers[0].wq.layout, sixteen ? .interleaved16 : .interleaved4, name)
             XCTAssertEqual(try logits(packed), try logits(q), "\(name) prefill")
             XCTAssertLessThan(relativeL2(try logits(packed, stepwise: true), try logits(q, stepwise: true)), 1e-5, "\(name) decode")
             let a = dir.appendingPathComponent("plain-\(name).gguf"), b = dir.appendingPathComponent("packed-\(name).gguf")

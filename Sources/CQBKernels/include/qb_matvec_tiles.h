@@ -3,9 +3,10 @@
 #include <stdint.h>
 #include "qb_activation.h"
 
-// Decode of Q4_0 matrices in the four-row interleaved layout (qb_repack.h) on tiles of 16
-// rows (four consecutive row groups), for one activation row or a batch of them (batched
-// decode: several sequences' next positions against one read of the weights).
+// Decode of Q4_0 matrices on tiles of 16 rows, for one activation row or a batch of them
+// (batched decode: several sequences' next positions against one read of the weights):
+// from the four-row interleaved layout (qb_repack.h; a tile is four consecutive row groups)
+// or from the sixteen-row layout, whose groups are the tiles.
 //
 // Every output is the same sequence of float operations whatever the batch and whatever
 // rows share its tile, so a sequence's logits do not depend on its neighbours: for weight
@@ -14,16 +15,22 @@
 // with q the block's unsigned nibbles (0..15) and offs[b] = -8 * sum_j x.qs[j] (Q4_0's
 // offset of 8 taken out in integers, so the block's sum is exact before it is rounded once).
 
-// 1 when the active set computes qb_matvec_q4_0x16 with vector code (AVX-512 VNNI); the
-// other sets have only the scalar definition, which callers use in tests, not in decode.
-int qb_matvec_q4_0x16_fast(void);
+// 1 when the active set computes qb_matvec_q4_0_tiles and qb_matvec_q4_0_x16 with vector
+// code (AVX-512 VNNI); the other sets have only the scalar definition, which callers use in
+// tests, not in decode (those sets repack Q4_0 in four-row groups for their own kernels).
+int qb_matvec_q4_0_tiles_fast(void);
 
-// ys[i][4g .. 4g+3] for row groups g in [g0, g1) of an interleaved Q4_0 matrix of `cols`
-// columns, for activation rows i < n (xs[i]: cols / 32 blocks, offs[i] from qb_q8a_offsets
-// with width 32 and k = -8).
+// ys[i][4g .. 4g+3] for row groups g in [g0, g1) of a Q4_0 matrix in four-row groups of
+// `cols` columns, for activation rows i < n (xs[i]: cols / 32 blocks, offs[i] from
+// qb_q8a_offsets with width 32 and k = -8).
 // Any group range: groups are taken four at a time, a last partial tile repeats its final
 // group and stores only the rows it owns.
-void qb_matvec_q4_0x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n,
-                       int64_t g0, int64_t g1, int64_t cols);
+void qb_matvec_q4_0_tiles(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n,
+                          int64_t g0, int64_t g1, int64_t cols);
+
+// The same for a Q4_0 matrix in sixteen-row groups: ys[i][16g .. 16g+15] for groups g in
+// [g0, g1). Each output is bitwise what qb_matvec_q4_0_tiles gives for the same row.
+void qb_matvec_q4_0_x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n,
+                        int64_t g0, int64_t g1, int64_t cols);
 
 #endif

@@ -39,6 +39,19 @@
 #define QB_Q4K_X16_HI 192
 #define QB_Q4K_X16_QS 256
 
+// Q4_0 takes groups of 16 rows on the AVX-512 set where the row count allows
+// (qb_repack_group_rows; decode: qb_matvec_q4_0_x16, qb_matvec_tiles.h): for each group and
+// block b, the 16 rows' f16 d, then four 64-byte vectors in Q4_K's order, byte 4 x row + k of
+// vector t holding value 4t + k in its low nibble and 16 + 4t + k in its high one, which is
+// the plain block's quant byte 4t + k as it is: 288 bytes, the plain blocks' size. A group
+// is one linear stream whose vectors are the 16-row tile's steps as they stand, where the
+// four-row layout's tiles transpose four groups' quants every block and read four streams
+// (two threads from memory: 95-96% of a read of the same bytes against 91-92%,
+// results/q4_0-x16-2026-12-01/).
+#define QB_Q40_X16_ROWS 16
+#define QB_Q40_X16_BYTES 288
+#define QB_Q40_X16_QS 32
+
 // MLX 4- and 8-bit matrices (groups of 32, 64 or 128 values; scales and biases f32, f16 or
 // bf16) take groups of 16 rows as well (qb_matvec_mlx_x16, qb_dot_mlx.h): for each group of 16
 // rows and each MLX group along the row, the 16 rows' scales, then their biases (as stored),
@@ -52,16 +65,22 @@
 // Whether a matrix of this type and shape has a repacked form (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 with
 // rows % 4, Q4_K with rows % 16).
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols);
-// Rows per group of the type's repacked form (4, or 16 for Q4_K; 0 without one).
-int32_t qb_repack_group_rows(int32_t type);
+// Rows per group of the form this kernel set repacks a matrix of this type and row count
+// into: 4; 16 for Q4_K, and for Q4_0 on the AVX-512 set when rows % 16 == 0; 0 without one.
+// A repacked matrix is read by every set (`group` below names its layout), so one repacked
+// under one set stays correct after a switch to another.
+int32_t qb_repack_group_rows(int32_t type, int64_t rows);
 // Bytes of the repacked matrix (the plain size: nothing is added).
 int64_t qb_repack_bytes(int32_t type, int64_t rows, int64_t cols);
-// Repacks row groups [g0, g1) (group g holds rows 4g..4g+3, or 16g..16g+15) from plain GGML rows.
-void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols);
-// Copies rows [r0, r1) of a repacked matrix back to plain GGML blocks (writers), contiguous.
-void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols);
-// Dequantizes rows [r0, r1) of a repacked matrix to f32, contiguous (rows x cols).
-void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols);
+// Repacks row groups [g0, g1) (group g holds rows group x g .. group x g + group - 1) from
+// plain GGML rows into the layout of `group` rows (qb_repack_group_rows).
+void qb_repack(int32_t type, int32_t group, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols);
+// Copies rows [r0, r1) of a matrix repacked in groups of `group` rows back to plain GGML
+// blocks (writers), contiguous.
+void qb_unpack_repacked(int32_t type, int32_t group, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols);
+// Dequantizes rows [r0, r1) of a matrix repacked in groups of `group` rows to f32, contiguous
+// (rows x cols).
+void qb_dequantize_repacked(int32_t type, int32_t group, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols);
 // y[4g..4g+3] for row groups [g0, g1) of a repacked Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 matrix; x quantized
 // (cols/32 q8a blocks). (Q4_K's groups: qb_matvec_q4_k_x16, qb_dot_kquant.h.)
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols);

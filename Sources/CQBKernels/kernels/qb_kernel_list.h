@@ -126,9 +126,13 @@
        float *y, int64_t ystride),                                                                                   \
       (type, w, r0, r1, cols, x, count, y, ystride))                                                                 \
     /* qb_matvec_tiles.h */                                                                                          \
-    R(int, matvec_q4_0x16_fast, (void), ())                                                                          \
-    V(matvec_q4_0x16,                                                                                                \
+    R(int, matvec_q4_0_tiles_fast, (void), ())                                                                       \
+    V(matvec_q4_0_tiles,                                                                                             \
       (const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n, int64_t g0,   \
+       int64_t g1, int64_t cols),                                                                                    \
+      (w, xs, offs, ys, n, g0, g1, cols))                                                                            \
+    V(matvec_q4_0_x16,                                                                                               \
+      (const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n, int64_t g0,  \
        int64_t g1, int64_t cols),                                                                                    \
       (w, xs, offs, ys, n, g0, g1, cols))                                                                            \
     /* qb_ops.h */                                                                                                   \
@@ -146,14 +150,16 @@
       (bits, group, x, q, scales, biases, n))                                                                        \
     /* qb_repack.h */                                                                                                \
     R(int, repack_supported, (int32_t type, int64_t rows, int64_t cols), (type, rows, cols))                         \
-    R(int32_t, repack_group_rows, (int32_t type), (type))                                                            \
+    R(int32_t, repack_group_rows, (int32_t type, int64_t rows), (type, rows))                                        \
     R(int64_t, repack_bytes, (int32_t type, int64_t rows, int64_t cols), (type, rows, cols))                         \
-    V(repack, (int32_t type, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols),                      \
-      (type, src, dst, g0, g1, cols))                                                                                \
-    V(unpack_repacked, (int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols),             \
-      (type, src, dst, r0, r1, cols))                                                                                \
-    V(dequantize_repacked, (int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols),          \
-      (type, w, dst, r0, r1, cols))                                                                                  \
+    V(repack, (int32_t type, int32_t group, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols),       \
+      (type, group, src, dst, g0, g1, cols))                                                                         \
+    V(unpack_repacked,                                                                                               \
+      (int32_t type, int32_t group, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols),               \
+      (type, group, src, dst, r0, r1, cols))                                                                         \
+    V(dequantize_repacked,                                                                                           \
+      (int32_t type, int32_t group, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols),                \
+      (type, group, w, dst, r0, r1, cols))                                                                           \
     R(int, mlx_x16_supported, (int32_t bits, int64_t group, int64_t rows, int64_t cols), (bits, group, rows, cols))  \
     R(int64_t, mlx_x16_block_bytes, (int32_t bits, int64_t group, int32_t sdtype), (bits, group, sdtype))            \
     R(int64_t, mlx_x16_bytes, (int32_t bits, int64_t group, int32_t sdtype, int64_t rows, int64_t cols),             \

@@ -1,5 +1,6 @@
-// Interleaved Q4_0 decode on 16-row tiles (qb_matvec_tiles.h). The scalar code is the
-// definition; the AVX-512 path is the fast one and is tested bitwise equal to it.
+// Q4_0 decode on 16-row tiles, from the four-row and the sixteen-row layouts
+// (qb_matvec_tiles.h). The scalar code is the definition; the AVX-512 paths are the fast
+// ones and are tested bitwise equal to it.
 //
 // Why tiles (qb_tile16.h): the four-row kernel of qb_repack.c left each row's sum spread
 // over four lanes and each block's scale spread to them, so every activation row paid a
@@ -8,6 +9,7 @@
 // convert, multiply and fma per block for 16 rows, the prefill tiles' arithmetic density
 // with no packing pass.
 #include "qb_matvec_tiles.h"
+#include "qb_repack.h"
 #include "qb_scalar.h"
 #include "qb_tile16.h"
 #include <string.h>
@@ -16,31 +18,78 @@
 // float, scaled by the product of the two scales and added with one rounding (fmaf). The
 // sets without the vector path run it; QBKernels' Reference holds the same definition in
 // Swift for the tests.
-__attribute__((unused)) static void tiles_scalar(const uint8_t *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys,
-                         int64_t n, int64_t g0, int64_t g1, int64_t nb) {
+// Groups of `rows` rows (4 or 16, the two layouts of qb_repack.h), each block holding row
+// r's f16 scale at byte 2r and its quant byte j (value j in the low nibble, 16 + j in the
+// high one) where the layout puts it.
+__attribute__((unused)) static void tiles_scalar(const uint8_t *w, const int rows, const qb_q8a *const *xs,
+                                                 const int32_t *const *offs, float *const *ys, int64_t n, int64_t g0,
+                                                 int64_t g1, int64_t nb) {
+    const int64_t block = 18 * rows;
     for (int64_t g = g0; g < g1; g++) {
-        const uint8_t *grp = w + g * nb * QB_X4_Q4_BYTES;
-        for (int r = 0; r < 4; r++) {
+        const uint8_t *grp = w + g * nb * block;
+        for (int r = 0; r < rows; r++) {
             for (int64_t i = 0; i < n; i++) {
                 float acc = 0;
                 for (int64_t b = 0; b < nb; b++) {
-                    const uint8_t *blk = grp + b * QB_X4_Q4_BYTES;
-                    const uint8_t *q = blk + QB_X4_QS + 16 * r;
+                    const uint8_t *blk = grp + b * block;
                     const qb_q8a *x = xs[i] + b;
                     qb_half hd;
                     memcpy(&hd, blk + 2 * r, 2);
                     int32_t sum = offs[i][b];
-                    for (int j = 0; j < 16; j++) sum += (q[j] & 0xF) * x->qs[j] + (q[j] >> 4) * x->qs[j + 16];
+                    for (int j = 0; j < 16; j++) {
+                        // Four-row groups: row r's 16 bytes after the scales; sixteen-row
+                        // groups: bytes 4t..4t+3 as dword r of vector t (qb_repack.h).
+                        const uint8_t q = rows == 4 ? blk[QB_X4_QS + 16 * r + j]
+                                                    : blk[QB_Q40_X16_QS + 64 * (j / 4) + 4 * r + j % 4];
+                        sum += (q & 0xF) * x->qs[j] + (q >> 4) * x->qs[j + 16];
+                    }
                     const float scale = h2f(hd) * x->d;
                     acc = fmaf((float)sum, scale, acc);
                 }
-                ys[i][4 * g + r] = acc;
+                ys[i][rows * g + r] = acc;
             }
         }
     }
 }
 
-int qb_matvec_q4_0x16_fast(void) {
+#if defined(QB_AVX512)
+// A sixteen-row group against R activation rows (1..8): its four vectors per block are the
+// tile's steps (low nibbles steps 0-3, high ones 4-7), met by the activations as in
+// tile_rows, with the same integer sums and float sequence. One linear stream: the next
+// group goes to L2 a block's share at a time, the near lines to L1 as far ahead as the
+// four-row tiles take their four streams together.
+static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, const qb_q8a *const *xs,
+                                                           const int32_t *const *offs, float *const *ys, int64_t y0,
+                                                           int64_t nb, const int R) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const char *next = (const char *)g + nb * QB_Q40_X16_BYTES;
+    __m512 acc[8];
+    for (int k = 0; k < R; k++) acc[k] = _mm512_setzero_ps();
+#pragma clang loop unroll_count(2)
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = g + b * QB_Q40_X16_BYTES;
+        for (int l = 0; l < QB_Q40_X16_BYTES; l += 64) {
+            _mm_prefetch(next + b * QB_Q40_X16_BYTES + l, _MM_HINT_T1);
+            _mm_prefetch((const char *)blk + 4 * TILE_PREFETCH_L1 + l, _MM_HINT_T0);
+        }
+        __m512i st[8];
+        for (int t = 0; t < 4; t++) {
+            const __m512i v = _mm512_loadu_si512((const void *)(blk + QB_Q40_X16_QS + 64 * t));
+            st[t] = _mm512_and_si512(v, m4);
+            st[4 + t] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)blk));
+        for (int k = 0; k < R; k++) {
+            const qb_q8a *x = xs[k] + b;
+            const __m512i p = tile_sum(_mm512_set1_epi32(offs[k][b]), st, x->qs, R);
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw, _mm512_set1_ps(x->d)), acc[k]);
+        }
+    }
+    for (int k = 0; k < R; k++) _mm512_storeu_ps(ys[k] + y0, acc[k]);
+}
+#endif
+
+int qb_matvec_q4_0_tiles_fast(void) {
 #if defined(QB_AVX512)
     return 1;
 #else
@@ -48,12 +97,37 @@ int qb_matvec_q4_0x16_fast(void) {
 #endif
 }
 
-TILE_SCHEDULE void qb_matvec_q4_0x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys,
-                                     int64_t n, int64_t g0, int64_t g1, int64_t cols) {
+TILE_SCHEDULE void qb_matvec_q4_0_tiles(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys,
+                                        int64_t n, int64_t g0, int64_t g1, int64_t cols) {
     const int64_t nb = cols / 32;
 #if defined(QB_AVX512)
     tile_groups((const uint8_t *)w, xs, offs, ys, n, g0, g1, nb, QB_Q4_0);
 #else
-    tiles_scalar((const uint8_t *)w, xs, offs, ys, n, g0, g1, nb);
+    tiles_scalar((const uint8_t *)w, 4, xs, offs, ys, n, g0, g1, nb);
+#endif
+}
+
+TILE_SCHEDULE void qb_matvec_q4_0_x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys,
+                                      int64_t n, int64_t g0, int64_t g1, int64_t cols) {
+    const int64_t nb = cols / 32;
+#if defined(QB_AVX512)
+    for (int64_t g = g0; g < g1; g++) {
+        const uint8_t *grp = (const uint8_t *)w + g * nb * QB_Q40_X16_BYTES;
+        for (int64_t i = 0; i < n; i += 8) {
+            const int32_t *const *o = offs + i;
+            switch (n - i < 8 ? n - i : 8) {
+            case 8: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 8); break;
+            case 7: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 7); break;
+            case 6: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 6); break;
+            case 5: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 5); break;
+            case 4: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 4); break;
+            case 3: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 3); break;
+            case 2: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 2); break;
+            default: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 1); break;
+            }
+        }
+    }
+#else
+    tiles_scalar((const uint8_t *)w, QB_Q40_X16_ROWS, xs, offs, ys, n, g0, g1, nb);
 #endif
 }

@@ -1,5 +1,5 @@
-// Four-row interleaved GGML blocks for decode, and Q4_K's 16-row groups (layouts in
-// qb_repack.h; Q4_K's products are in qb_dot_kquant.c). The scalar code is the definition;
+// Four-row interleaved GGML blocks for decode, and Q4_K's and Q4_0's 16-row groups (layouts
+// in qb_repack.h; Q4_K's products are in qb_dot_kquant.c, Q4_0's in qb_matvec_tiles.c). The scalar code is the definition;
 // the AVX2 kernels and the AVX-512 set's 16-row tiles (qb_tile16.h) are the fast ones and
 // are tested equal to it.
 #include "qb_repack.h"
@@ -16,10 +16,20 @@ static int x4_type(int32_t type) {
     return type == QB_Q4_0 || type == QB_Q4_1 || type == QB_Q5_0 || type == QB_Q5_1 || type == QB_Q8_0;
 }
 
-int32_t qb_repack_group_rows(int32_t type) { return type == QB_Q4_K ? QB_Q4K_X16_ROWS : x4_type(type) ? 4 : 0; }
+int32_t qb_repack_group_rows(int32_t type, int64_t rows) {
+    if (type == QB_Q4_K) return QB_Q4K_X16_ROWS;
+#if defined(QB_AVX512)
+    // Only this set has the sixteen-row Q4_0 kernel in vector code; the others keep the
+    // four-row layout their kernels stream (and read this one by its definition).
+    if (type == QB_Q4_0 && rows % QB_Q40_X16_ROWS == 0) return QB_Q40_X16_ROWS;
+#else
+    (void)rows;
+#endif
+    return x4_type(type) ? 4 : 0;
+}
 
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols) {
-    int64_t g = qb_repack_group_rows(type), per = type == QB_Q4_K ? 256 : 32;
+    int64_t g = qb_repack_group_rows(type, rows), per = type == QB_Q4_K ? 256 : 32;
     return g > 0 && rows > 0 && rows % g == 0 && cols > 0 && cols % per == 0;
 }
 
@@ -79,6 +89,19 @@ static void unpack_q4k_block(const uint8_t *w, int64_t r, int64_t b, int64_t nb,
     }
 }
 
+// Row `r`'s block b of Q4_0's 16-row layout to its plain 18 bytes (`to_plain`) or the
+// plain block `blk` into it: the scale, and quant bytes 4t..4t+3 as dword r of vector t.
+static void move_q40_x16(int to_plain, void *w, int64_t r, int64_t b, int64_t nb, uint8_t *blk) {
+    uint8_t *g = (uint8_t *)w + ((r / QB_Q40_X16_ROWS) * nb + b) * QB_Q40_X16_BYTES;
+    const int64_t rr = r % QB_Q40_X16_ROWS;
+    for (int t = 0; t < 5; t++) {  // t = 4: the scale
+        uint8_t *at = t < 4 ? g + QB_Q40_X16_QS + 64 * t + 4 * rr : g + 2 * rr, *plain = t < 4 ? blk + 2 + 4 * t : blk;
+        const size_t n = t < 4 ? 4 : 2;
+        if (to_plain) memcpy(plain, at, n);
+        else memcpy(at, plain, n);
+    }
+}
+
 // Row `r`'s block b of a four-row matrix (`interleaved`) or a plain one, written as the
 // other layout stores it: every field is copied, nothing recomputed.
 static void move_block(int32_t type, int interleaved, const void *src, int64_t r, int64_t b, int64_t nb, uint8_t *out) {
@@ -104,15 +127,20 @@ static void move_block(int32_t type, int interleaved, const void *src, int64_t r
     memcpy(out + qb_x4_qs(type) + qbytes * k, q, (size_t)qbytes);
 }
 
-void qb_repack(int32_t type, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols) {
+void qb_repack(int32_t type, int32_t group, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols) {
     if (type == QB_Q4_K) return repack_q4k(src, dst, g0, g1, cols / 256);
     const int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
+    if (type == QB_Q4_0 && group == QB_Q40_X16_ROWS) {
+        for (int64_t r = QB_Q40_X16_ROWS * g0; r < QB_Q40_X16_ROWS * g1; r++)
+            for (int64_t b = 0; b < nb; b++) move_q40_x16(0, dst, r, b, nb, (uint8_t *)src + (r * nb + b) * 18);
+        return;
+    }
     for (int64_t g = g0; g < g1; g++)
         for (int64_t b = 0; b < nb; b++)
             for (int r = 0; r < 4; r++) move_block(type, 0, src, 4 * g + r, b, nb, (uint8_t *)dst + (g * nb + b) * gbb);
 }
 
-void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols) {
+void qb_unpack_repacked(int32_t type, int32_t group, const void *src, void *dst, int64_t r0, int64_t r1, int64_t cols) {
     if (type == QB_Q4_K) {
         int64_t nb = cols / 256;
         for (int64_t r = r0; r < r1; r++)
@@ -121,17 +149,22 @@ void qb_unpack_repacked(int32_t type, const void *src, void *dst, int64_t r0, in
     }
     const int64_t nb = cols / 32, bb = qb_q32_block_bytes(type);
     for (int64_t r = r0; r < r1; r++)
-        for (int64_t b = 0; b < nb; b++) move_block(type, 1, src, r, b, nb, (uint8_t *)dst + ((r - r0) * nb + b) * bb);
+        for (int64_t b = 0; b < nb; b++) {
+            uint8_t *out = (uint8_t *)dst + ((r - r0) * nb + b) * bb;
+            if (type == QB_Q4_0 && group == QB_Q40_X16_ROWS) move_q40_x16(1, (void *)src, r, b, nb, out);
+            else move_block(type, 1, src, r, b, nb, out);
+        }
 }
 
 // Each block moved back to its plain bytes and dequantized by the plain definition: the
 // same values, bit for bit.
-void qb_dequantize_repacked(int32_t type, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols) {
+void qb_dequantize_repacked(int32_t type, int32_t group, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols) {
     uint8_t blk[176];
     const int64_t per = type == QB_Q4_K ? 256 : 32, nb = cols / per;
     for (int64_t r = r0; r < r1; r++, dst += cols)
         for (int64_t b = 0; b < nb; b++) {
             if (type == QB_Q4_K) unpack_q4k_block(w, r, b, nb, blk);
+            else if (type == QB_Q4_0 && group == QB_Q40_X16_ROWS) move_q40_x16(1, (void *)w, r, b, nb, blk);
             else move_block(type, 1, w, r, b, nb, blk);
             qb_dequantize_row(type, blk, dst + per * b, per);
         }

@@ -3,8 +3,9 @@
 // so each of the 16 lanes of a 64-byte vector is one weight row. An activation row then
 // costs 8 vpdpbusd and a few float operations per block for all 16 rows, shared loads and
 // transposes aside, so batched decode is bound by the vpdpbusd pipes rather than by
-// per-row lane reductions. Interleaved Q4_0 takes it through qb_matvec_q4_0x16
-// (qb_matvec_tiles.c), the other types through qb_matvec_repacked and
+// per-row lane reductions. Four-row Q4_0 takes it through qb_matvec_q4_0_tiles
+// (qb_matvec_tiles.c; this set repacks Q4_0 in sixteen-row groups, whose blocks are the
+// tile's steps as stored, wherever the row count allows), the other types through qb_matvec_repacked and
 // qb_matvec_repacked_rows (qb_repack.c; one Q8_0 row takes a single-stream kernel there with
 // the same arithmetic).
 //
@@ -94,6 +95,28 @@ static inline __m512 tile_halves(const uint8_t *const *grp, int64_t at, const in
     return row_major ? _mm512_permutexvar_ps(tile_swap(), h) : h;
 }
 
+// A block's integer sum for one activation row of R (1..8) in the tile's lanes: `start`
+// plus its steps st[t] met by the row's values 4t..4t+3 (`qs`). Any order gives the same
+// total. Up to seven rows: two independent chains per row, since R chains of eight
+// dependent vpdpbusd each are too few to cover its latency at two a cycle (Intel Emerald
+// Rapids, cache-resident: 3 to 6 rows 9-12% faster with two, 7 rows 4-7%). Eight rows keep
+// one chain: with sixteen the loop runs out of the 32 registers beside the nibbles and
+// accumulators, and was 8-15% slower.
+static inline __attribute__((always_inline)) __m512i tile_sum(__m512i start, const __m512i st[8], const int8_t *qs,
+                                                              const int R) {
+    __m512i p = start;
+    if (R > 7) {
+        for (int t = 0; t < 8; t++) p = _mm512_dpbusd_epi32(p, st[t], tile_bcast32(qs + 4 * t));
+        return p;
+    }
+    __m512i s = _mm512_setzero_si512();
+    for (int t = 0; t < 8; t += 2) {
+        p = _mm512_dpbusd_epi32(p, st[t], tile_bcast32(qs + 4 * t));
+        s = _mm512_dpbusd_epi32(s, st[t + 1], tile_bcast32(qs + 4 * t + 4));
+    }
+    return _mm512_add_epi32(p, s);
+}
+
 // Rows of a tile of `type` (a constant; 4 groups, grp[i] the first block of each) against
 // R activation rows (1..8), each's 16 outputs stored under `mask` at ys[k] + y0. Per block
 // the four groups' values become st[t], values 4t..4t+3 of every row, each met by the
@@ -170,23 +193,7 @@ static inline __attribute__((always_inline)) void tile_rows(const uint8_t *const
         const __m512 cw = minimum ? tile_halves(grp, o + QB_X4_MIN, row_major) : _mm512_mul_ps(dw, _mm512_set1_ps((float)offset));
         for (int k = 0; k < R; k++) {
             const qb_q8a *x = xs[k] + b;
-            // Integer sums: any order gives the same total. Up to seven rows: two
-            // independent chains per row, since R chains of eight dependent vpdpbusd
-            // each are too few to cover its latency at two a cycle (Intel Emerald Rapids,
-            // cache-resident: 3 to 6 rows 9-12% faster with two, 7 rows 4-7%). Eight rows
-            // keep one chain: with sixteen the loop runs out of the 32 registers beside the
-            // nibbles and accumulators, and was 8-15% slower.
-            __m512i p = q4_0 ? _mm512_set1_epi32(offs[k][b]) : _mm512_setzero_si512();
-            if (R > 7) {
-                for (int t = 0; t < 8; t++) p = _mm512_dpbusd_epi32(p, st[t], tile_bcast32(x->qs + 4 * t));
-            } else {
-                __m512i s = _mm512_setzero_si512();
-                for (int t = 0; t < 8; t += 2) {
-                    p = _mm512_dpbusd_epi32(p, st[t], tile_bcast32(x->qs + 4 * t));
-                    s = _mm512_dpbusd_epi32(s, st[t + 1], tile_bcast32(x->qs + 4 * t + 4));
-                }
-                p = _mm512_add_epi32(p, s);
-            }
+            const __m512i p = tile_sum(q4_0 ? _mm512_set1_epi32(offs[k][b]) : _mm512_setzero_si512(), st, x->qs, R);
             const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(x->d));
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), scale, acc[k]);
             if (!q4_0) acc[k] = _mm512_fmadd_ps(cw, _mm512_set1_ps(x->s), acc[k]);
