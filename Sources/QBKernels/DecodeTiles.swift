@@ -8,12 +8,12 @@ import CQBKernels
 /// `qb_matvec_repacked_rows` (`qb_tile16.h`).
 extension Linear {
     /// Whether products with `w` take the tiles: Q4_0 in sixteen-row groups (which only the
-    /// tiles read; on sets without their vector code, by the definition: such a matrix was
-    /// repacked under the AVX-512 set, as tests that switch sets do), or in four-row groups
-    /// on a kernel set with the tiles' vector code (AVX-512 VNNI). Asked each time, as
-    /// `IntTiles.wideValues`: tests switch sets within one process. Other sets keep the
-    /// four-row kernels of `qb_repack.c`, whose batched form is bitwise their single-row
-    /// form too.
+    /// tiles read: in vector code on the AVX-512 and AVX2 sets, which repack Q4_0 so; on the
+    /// portable set by the definition, for a matrix repacked under another set, as tests
+    /// that switch sets do), or in four-row groups on a kernel set with the four-row tiles'
+    /// vector code (AVX-512 VNNI). Asked each time, as `IntTiles.wideValues`: tests switch
+    /// sets within one process. Four-row Q4_0 elsewhere keeps the kernels of `qb_repack.c`,
+    /// whose batched form is bitwise their single-row form too.
     static func takesQ4Tiles(_ w: Matrix) -> Bool {
         guard w.format == .ggml(.q4_0) else { return false }
         return w.layout == .interleaved16 || (w.layout == .interleaved4 && qb_matvec_q4_0_tiles_fast() != 0)

@@ -134,7 +134,8 @@ extension Linear {
     /// from memory once per step and dotted with all `count` rows while it is in cache:
     /// the four-row interleaved types on the 16-row tiles where the set has them
     /// (`takesTiles`, AVX-512: up to 8 rows per pass), on AVX2 on its four-row kernels
-    /// (`qb_matvec_repacked_rows`: two groups at a time, up to eight rows per pass), Q4_K's
+    /// (`qb_matvec_repacked_rows`: two groups at a time, up to eight rows per pass), Q4_0's
+    /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_0_x16`), Q4_K's
     /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`) and MLX's up
     /// to four (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
     /// against every activation row (`qb_matvec_kquant_rows`: each super-block's values

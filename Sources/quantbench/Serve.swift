@@ -80,6 +80,10 @@ struct Serve: AsyncParsableCommand {
             print("CPU: \(CPUInfo.modelName), kernel set \(KernelSet.active.name), \(pool.threadCount) threads")
             let kernels = BatchBenchmark.kernels(model: prepared.model, pool: pool, sizes: bs)
             print("layer 0 gate+up product, medians (cpu: the calling thread's; all of it at --threads 1)")
+            if let gate = prepared.model.weights.layers.first?.gate, !(gate.format == .ggml(.q4_0) && gate.layout == .interleaved4) {
+                // Only Q4_0 in four-row groups has a four-row kernel to compare with.
+                print("(layer 0's gate is not Q4_0 in four-row groups: the four-row columns and rows run the engine's kernels too)")
+            }
             print("batch  engine-us  vs-B1  GB/s  GMAC/s  engine-cpu-us  vs-B1  four-row-us  vs-B1  four-row-cpu-us  vs-B1")
             for r in kernels {
                 let base = kernels[0], n = Double(base.batch)

@@ -78,7 +78,7 @@ final class QuantizedModelTests: XCTestCase {
         for name in ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1"] {
             let q = try base.quantized(QuantSpec(name), pool: pool)
             let packed = try q.interleavedForDecode(pool: pool)
-            // Q4_0 takes sixteen-row groups on the AVX-512 kernel set (its rows allowing).
+            // Q4_0 takes sixteen-row groups on the AVX-512 and AVX2 kernel sets (its rows allowing).
             let wq = q.weights.layers[0].wq
             let sixteen = name == "q4_0" && qb_repack_group_rows(wq.format.ggmlID, Int64(wq.rows)) == 16
             XCTAssertEqual(packed.weights.layers[0].wq.layout, sixteen ? .interleaved16 : .interleaved4, name)

@@ -15,9 +15,10 @@
 // with q the block's unsigned nibbles (0..15) and offs[b] = -8 * sum_j x.qs[j] (Q4_0's
 // offset of 8 taken out in integers, so the block's sum is exact before it is rounded once).
 
-// 1 when the active set computes qb_matvec_q4_0_tiles and qb_matvec_q4_0_x16 with vector
-// code (AVX-512 VNNI); the other sets have only the scalar definition, which callers use in
-// tests, not in decode (those sets repack Q4_0 in four-row groups for their own kernels).
+// 1 when the active set computes qb_matvec_q4_0_tiles with vector code (AVX-512 VNNI); the
+// other sets have only its scalar definition, which callers use in tests, not in decode.
+// qb_matvec_q4_0_x16 has vector code on the AVX-512 and AVX2 sets (the sets that repack Q4_0
+// in sixteen-row groups), the scalar definition on the portable one.
 int qb_matvec_q4_0_tiles_fast(void);
 
 // ys[i][4g .. 4g+3] for row groups g in [g0, g1) of a Q4_0 matrix in four-row groups of

@@ -39,7 +39,7 @@
 #define QB_Q4K_X16_HI 192
 #define QB_Q4K_X16_QS 256
 
-// Q4_0 takes groups of 16 rows on the AVX-512 set where the row count allows
+// Q4_0 takes groups of 16 rows on the AVX-512 and AVX2 sets where the row count allows
 // (qb_repack_group_rows; decode: qb_matvec_q4_0_x16, qb_matvec_tiles.h): for each group and
 // block b, the 16 rows' f16 d, then four 64-byte vectors in Q4_K's order, byte 4 x row + k of
 // vector t holding value 4t + k in its low nibble and 16 + 4t + k in its high one, which is
@@ -47,7 +47,8 @@
 // is one linear stream whose vectors are the 16-row tile's steps as they stand, where the
 // four-row layout's tiles transpose four groups' quants every block and read four streams
 // (two threads from memory: 95-96% of a read of the same bytes against 91-92%,
-// results/q4_0-x16-2026-12-01/).
+// results/q4_0-x16-2026-12-01/; AVX2 reads each vector in two 32-byte halves, rows 0-7 and
+// 8-15, one stream where its four-row kernel read two: results/q4_0-x16-avx2-2026-12-01/).
 #define QB_Q40_X16_ROWS 16
 #define QB_Q40_X16_BYTES 288
 #define QB_Q40_X16_QS 32

@@ -398,8 +398,8 @@ static void pack_q40_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
 #if defined(QB_AVX512)
         // Packing is a pass over every weight per product: the scales in one conversion,
         // each vector's steps in two stores (in 32-byte halves, a 128-token prefill ran ~2%
-        // slower than from the four-row layout). Only this set repacks Q4_0 so; the others
-        // meet the layout after a switch of sets, in tests.
+        // slower than from the four-row layout). The portable set meets the layout only
+        // after a switch of sets, in tests.
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)g));
         _mm512_storeu_ps((float *)blk, d);
         _mm512_storeu_ps((float *)(blk + 64), _mm512_mul_ps(d, _mm512_set1_ps(offset_m(QB_Q4_0, 1.0f))));
@@ -408,6 +408,23 @@ static void pack_q40_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
             const __m512i v = _mm512_loadu_si512((const void *)(g + QB_Q40_X16_QS + 64 * t));
             _mm512_storeu_si512((void *)(blk + 128 + 64 * t), _mm512_and_si512(v, m4));
             _mm512_storeu_si512((void *)(blk + 128 + 64 * (4 + t)), _mm512_and_si512(_mm512_srli_epi16(v, 4), m4));
+        }
+#elif defined(__AVX2__)
+        // The same in 32-byte halves (rows 0-7, 8-15), this set's width.
+        const __m256i m4 = _mm256_set1_epi8(0x0F);
+        const __m256 k = _mm256_set1_ps(offset_m(QB_Q4_0, 1.0f));
+        const __m256 d0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g)), d1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16)));
+        _mm256_storeu_ps((float *)blk, d0);
+        _mm256_storeu_ps((float *)blk + 8, d1);
+        _mm256_storeu_ps((float *)(blk + 64), _mm256_mul_ps(d0, k));
+        _mm256_storeu_ps((float *)(blk + 64) + 8, _mm256_mul_ps(d1, k));
+        for (int t = 0; t < 4; t++) {
+            const __m256i v0 = _mm256_loadu_si256((const __m256i *)(g + QB_Q40_X16_QS + 64 * t));
+            const __m256i v1 = _mm256_loadu_si256((const __m256i *)(g + QB_Q40_X16_QS + 64 * t + 32));
+            _mm256_storeu_si256((__m256i *)(blk + 128 + 64 * t), _mm256_and_si256(v0, m4));
+            _mm256_storeu_si256((__m256i *)(blk + 128 + 64 * t + 32), _mm256_and_si256(v1, m4));
+            _mm256_storeu_si256((__m256i *)(blk + 128 + 64 * (4 + t)), _mm256_and_si256(_mm256_srli_epi16(v0, 4), m4));
+            _mm256_storeu_si256((__m256i *)(blk + 128 + 64 * (4 + t) + 32), _mm256_and_si256(_mm256_srli_epi16(v1, 4), m4));
         }
 #else
         for (int r = 0; r < QB_TILE_ROWS; r++) {

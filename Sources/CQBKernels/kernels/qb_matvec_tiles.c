@@ -1,6 +1,6 @@
 // Q4_0 decode on 16-row tiles, from the four-row and the sixteen-row layouts
-// (qb_matvec_tiles.h). The scalar code is the definition; the AVX-512 paths are the fast
-// ones and are tested bitwise equal to it.
+// (qb_matvec_tiles.h). The scalar code is the definition; the AVX-512 paths (and the AVX2
+// one of the sixteen-row layout) are the fast ones and are tested bitwise equal to it.
 //
 // Why tiles (qb_tile16.h): the four-row kernel of qb_repack.c left each row's sum spread
 // over four lanes and each block's scale spread to them, so every activation row paid a
@@ -87,6 +87,81 @@ static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, con
     }
     for (int k = 0; k < R; k++) _mm512_storeu_ps(ys[k] + y0, acc[k]);
 }
+
+// R rows (a constant) of a group, in one pass.
+static inline __attribute__((always_inline)) void x16_pass(const uint8_t *g, const qb_q8a *const *xs, const int32_t *const *offs,
+                                                           float *const *ys, int64_t y0, int64_t nb, const int R) {
+    x16_rows(g, xs, offs, ys, y0, nb, R);
+}
+#elif defined(__AVX2__)
+// The AVX2 set reads the sixteen-row groups in 32-byte halves, rows 8h..8h+7 of each vector
+// (dword r of half h: row 8h + r's values 4t..4t+3 and 16 + 4t..), with the same integer sums
+// and float sequence as the definition: vpmaddubsw meets a half's eight steps with the row's
+// values (two products per 16-bit lane; eight steps stay within 8 x 2 x 15 x 128 = 30720),
+// vpmaddwd joins each row's two lanes, and the block's offset is added as an integer.
+static inline __attribute__((always_inline)) void x16_half_steps(const uint8_t *blk, const int h, __m256i st[8]) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int t = 0; t < 4; t++) {
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + QB_Q40_X16_QS + 64 * t + 32 * h));
+        st[t] = _mm256_and_si256(v, m4);
+        st[4 + t] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    }
+}
+
+static inline __attribute__((always_inline)) __m256i x16_half_sum(const int32_t start, const __m256i st[8], const int8_t *qs) {
+    __m256i p[4];
+    for (int t = 0; t < 4; t++) {
+        int32_t lo, hi;
+        memcpy(&lo, qs + 4 * t, 4);
+        memcpy(&hi, qs + 16 + 4 * t, 4);
+        p[t] = _mm256_add_epi16(_mm256_maddubs_epi16(st[t], _mm256_set1_epi32(lo)),
+                                _mm256_maddubs_epi16(st[4 + t], _mm256_set1_epi32(hi)));
+    }
+    const __m256i s = _mm256_add_epi16(_mm256_add_epi16(p[0], p[1]), _mm256_add_epi16(p[2], p[3]));
+    return _mm256_add_epi32(_mm256_set1_epi32(start), _mm256_madd_epi16(s, _mm256_set1_epi16(1)));
+}
+
+// Halves [h0, h1) of a sixteen-row group against R activation rows (1..8). One or two rows
+// take both halves in one pass, a linear stream (the next group to L2 a block's share at a
+// time, the near lines to L1, as the AVX-512 kernel); more rows take a pass per half, whose
+// eight steps and R accumulators fit the 16 registers, the second pass reading the group
+// from cache.
+static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, const qb_q8a *const *xs,
+                                                           const int32_t *const *offs, float *const *ys, int64_t y0,
+                                                           int64_t nb, const int R, const int h0, const int h1) {
+    const char *next = (const char *)g + nb * QB_Q40_X16_BYTES;
+    __m256 acc[8][2];
+    for (int k = 0; k < R; k++)
+        for (int h = h0; h < h1; h++) acc[k][h] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = g + b * QB_Q40_X16_BYTES;
+        if (h0 == 0)
+            for (int l = 0; l < QB_Q40_X16_BYTES; l += 64) {
+                _mm_prefetch(next + b * QB_Q40_X16_BYTES + l, _MM_HINT_T1);
+                _mm_prefetch((const char *)blk + 4 * TILE_PREFETCH_L1 + l, _MM_HINT_T0);
+            }
+        for (int h = h0; h < h1; h++) {
+            __m256i st[8];
+            x16_half_steps(blk, h, st);
+            const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(blk + 16 * h)));
+            for (int k = 0; k < R; k++) {
+                const qb_q8a *x = xs[k] + b;
+                const __m256i p = x16_half_sum(offs[k][b], st, x->qs);
+                acc[k][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_mul_ps(dw, _mm256_set1_ps(x->d)), acc[k][h]);
+            }
+        }
+    }
+    for (int k = 0; k < R; k++)
+        for (int h = h0; h < h1; h++) _mm256_storeu_ps(ys[k] + y0 + 8 * h, acc[k][h]);
+}
+
+// R rows (a constant) of a group: both halves at once for one or two, else half by half.
+static inline __attribute__((always_inline)) void x16_pass(const uint8_t *g, const qb_q8a *const *xs, const int32_t *const *offs,
+                                                           float *const *ys, int64_t y0, int64_t nb, const int R) {
+    if (R <= 2) return x16_rows(g, xs, offs, ys, y0, nb, R, 0, 2);
+    x16_rows(g, xs, offs, ys, y0, nb, R, 0, 1);
+    x16_rows(g, xs, offs, ys, y0, nb, R, 1, 2);
+}
 #endif
 
 int qb_matvec_q4_0_tiles_fast(void) {
@@ -110,20 +185,20 @@ TILE_SCHEDULE void qb_matvec_q4_0_tiles(const void *w, const qb_q8a *const *xs, 
 TILE_SCHEDULE void qb_matvec_q4_0_x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys,
                                       int64_t n, int64_t g0, int64_t g1, int64_t cols) {
     const int64_t nb = cols / 32;
-#if defined(QB_AVX512)
+#if defined(QB_AVX512) || defined(__AVX2__)
     for (int64_t g = g0; g < g1; g++) {
         const uint8_t *grp = (const uint8_t *)w + g * nb * QB_Q40_X16_BYTES;
         for (int64_t i = 0; i < n; i += 8) {
             const int32_t *const *o = offs + i;
             switch (n - i < 8 ? n - i : 8) {
-            case 8: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 8); break;
-            case 7: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 7); break;
-            case 6: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 6); break;
-            case 5: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 5); break;
-            case 4: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 4); break;
-            case 3: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 3); break;
-            case 2: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 2); break;
-            default: x16_rows(grp, xs + i, o, ys + i, 16 * g, nb, 1); break;
+            case 8: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 8); break;
+            case 7: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 7); break;
+            case 6: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 6); break;
+            case 5: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 5); break;
+            case 4: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 4); break;
+            case 3: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 3); break;
+            case 2: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 2); break;
+            default: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 1); break;
             }
         }
     }

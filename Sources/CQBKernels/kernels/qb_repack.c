@@ -18,9 +18,9 @@ static int x4_type(int32_t type) {
 
 int32_t qb_repack_group_rows(int32_t type, int64_t rows) {
     if (type == QB_Q4_K) return QB_Q4K_X16_ROWS;
-#if defined(QB_AVX512)
-    // Only this set has the sixteen-row Q4_0 kernel in vector code; the others keep the
-    // four-row layout their kernels stream (and read this one by its definition).
+#if defined(__AVX2__)
+    // The AVX-512 and AVX2 sets have the sixteen-row Q4_0 kernel in vector code; the
+    // portable set keeps the four-row layout (and reads this one by its definition).
     if (type == QB_Q4_0 && rows % QB_Q40_X16_ROWS == 0) return QB_Q40_X16_ROWS;
 #else
     (void)rows;

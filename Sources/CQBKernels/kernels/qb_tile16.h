@@ -4,8 +4,8 @@
 // costs 8 vpdpbusd and a few float operations per block for all 16 rows, shared loads and
 // transposes aside, so batched decode is bound by the vpdpbusd pipes rather than by
 // per-row lane reductions. Four-row Q4_0 takes it through qb_matvec_q4_0_tiles
-// (qb_matvec_tiles.c; this set repacks Q4_0 in sixteen-row groups, whose blocks are the
-// tile's steps as stored, wherever the row count allows), the other types through qb_matvec_repacked and
+// (qb_matvec_tiles.c; this set and the AVX2 one repack Q4_0 in sixteen-row groups, whose
+// blocks are the tile's steps as stored, wherever the row count allows), the other types through qb_matvec_repacked and
 // qb_matvec_repacked_rows (qb_repack.c; one Q8_0 row takes a single-stream kernel there with
 // the same arithmetic).
 //
@@ -34,12 +34,6 @@
 #define TILE_SCHEDULE
 #endif
 
-#if defined(QB_AVX512)
-#include "qb_repack.h"
-#include "qb_scalar.h"
-#include <immintrin.h>
-#include <string.h>
-
 // Prefetch. A tile reads four streams in step (one per group, cols / 32 x 72 bytes each for
 // Q4_0: 4.6 KB at 2048 columns), too short and too many for the hardware prefetcher, which
 // left one core at half the four-row kernel's bandwidth (one long stream). The tile's groups
@@ -48,6 +42,12 @@
 // stream from memory, a whole tile's time ahead); each stream then pulls its near lines from
 // L2 into L1 a few blocks ahead.
 enum { TILE_PREFETCH_L1 = 512 };
+
+#if defined(QB_AVX512)
+#include "qb_repack.h"
+#include "qb_scalar.h"
+#include <immintrin.h>
+#include <string.h>
 
 static inline __m512i tile_bcast32(const int8_t *p) {
     int32_t v;

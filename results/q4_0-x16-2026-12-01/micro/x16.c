@@ -7,13 +7,20 @@
 // Build, from this folder (an AVX-512 VNNI machine):
 //   clang -O3 -ffp-contract=on -march=x86-64-v4 -mavx512vnni -mprefer-vector-width=512 \
 //     -I../../../Sources/CQBKernels/include -I../../../Sources/CQBKernels/kernels x16.c -o x16 -lpthread -lm
+// The AVX2 set's build (an x86-64-v3 machine; results/q4_0-x16-avx2-2026-12-01/): add
+// -DMICRO_AVX2 with -march=x86-64-v3 in place of the AVX-512 flags; the four-row layout then
+// runs that set's own kernel (qb_matvec_repacked, two groups at a time).
 // Run:
 //   ./x16 token 40   the 1B Llama's 113 Q4_0 products of one token (16 layers of q, k, v, o,
 //                    gate, up, down, then the 128256-row head: 695 MB) in each layout, and
 //                    the same bytes read by the engine's bandwidth probe loop with the same
 //                    split and barriers, taking turns (order reversed every pass)
 //   ./x16 matrix 20  one 131072 x 8192 matrix (604 MB), the same turns
+#if defined(MICRO_AVX2)
+#include "../../../Sources/CQBKernelsAVX2/qb_kernels_avx2.c"
+#else
 #include "../../../Sources/CQBKernelsAVX512/qb_kernels_avx512.c"
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,7 +55,11 @@ static void product(const matrix *m, int64_t t0, int64_t t1) {
         const int64_t at = 16 * t0 * nb * 18, n = 16 * (t1 - t0) * nb * 18 / 256 * 256;
         probe_sink ^= QB_ISA_NAME(read_bandwidth_kernel)(m->w[X4] + at, n);
     } else if (layout == X4) {
+#if defined(MICRO_AVX2)
+        QB_ISA_NAME(matvec_repacked)(QB_Q4_0, m->w[X4], xq, y, 4 * t0, 4 * t1, m->cols);
+#else
         QB_ISA_NAME(matvec_q4_0_tiles)(m->w[X4], xs, os, ys, 1, 4 * t0, 4 * t1, m->cols);
+#endif
     } else {
         QB_ISA_NAME(matvec_q4_0_x16)(m->w[X16], xs, os, ys, 1, t0, t1, m->cols);
     }
@@ -163,7 +174,13 @@ int main(int argc, char **argv) {
     barrier();
     pthread_join(th, NULL);
     printf("%s: %.0f MB a pass, %d passes of each, median [min, max]\n", whole ? "matrix" : "token", (double)bytes / 1e6, passes);
-    static const char *name[4] = {"four-row layout (tiles), GB/s", "sixteen-row layout, GB/s", "read of the same bytes, GB/s",
+    static const char *name[4] = {
+#if defined(MICRO_AVX2)
+                                  "four-row layout, GB/s",
+#else
+                                  "four-row layout (tiles), GB/s",
+#endif
+                                  "sixteen-row layout, GB/s", "read of the same bytes, GB/s",
                                   "sixteen / four, per pass"};
     for (int l = 0; l < 4; l++) {
         qsort(gbps[l], (size_t)passes, sizeof(double), cmp);
