@@ -188,19 +188,34 @@ struct TransformerSteps {
             }
             return
         }
-        // One item per (position, KV head): the heads of a group read the cache once.
-        s.pool.parallelFor(count * kvHeads) { range, thread in
-            let scores = s.pool.scratch(thread: thread, floats: group * capacity)
+        // One item per (position, KV head, part of its group): the heads of a part read the
+        // cache once.
+        let parts = Self.groupParts(group: group, items: count * kvHeads, threads: s.pool.threadCount)
+        let heads = group / parts
+        s.pool.parallelFor(count * kvHeads * parts) { range, thread in
+            let scores = s.pool.scratch(thread: thread, floats: heads * capacity)
             for item in range {
-                let t = item / kvHeads, kvh = item % kvHeads
-                let row = t * c.qDim + kvh * group * hd
+                let t = item / (kvHeads * parts), kvh = item / parts % kvHeads, part = item % parts
+                let row = t * c.qDim + (kvh * group + part * heads) * hd
                 let end = steps.position(t) + 1
                 steps.cache(t).attendGroup(
-                    layer: layer, head: kvh, queries: s.q.pointer + row, group: group,
+                    layer: layer, head: kvh, queries: s.q.pointer + row, group: heads,
                     first: Attention.windowFirst(end: end, window: window), count: end, scale: scale, scores: scores,
                     out: s.att.pointer + row)
             }
         }
+    }
+
+    /// Parts each KV head's group of query heads is split into for decode: one while the
+    /// (position, KV head) items alone keep every thread busy, else as many as the threads
+    /// left idle can take (a divisor of the group), so that a model with fewer KV heads than
+    /// threads (Gemma 3's one) does not attend on one core. Each head's output is bitwise the
+    /// same in any part (`qb_attention_group`: a group's heads share the cache reads, not
+    /// their sums), except Q8_0 caches' groups above 16 heads, which are never split.
+    static func groupParts(group: Int, items: Int, threads: Int) -> Int {
+        guard items > 0, items < threads, group > 1, group <= 16 else { return 1 }
+        let wanted = (threads + items - 1) / items
+        return (1...min(group, wanted)).last { group % $0 == 0 } ?? 1
     }
 
     /// x += wo att, or x += RMSNorm(wo att) with `postNorm` (Gemma's norm of the block's output).

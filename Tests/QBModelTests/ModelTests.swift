@@ -35,18 +35,34 @@ final class ModelTests: XCTestCase {
         XCTAssertEqual(m.rope.style, .halves)
     }
 
+    /// Bitwise the same logits at 1-4 threads, prefill and decode. Decode at 3 and 4 threads
+    /// has fewer KV heads than threads (2), so each KV head's query heads are split between
+    /// threads (`TransformerSteps.groupParts`); so is the Gemma 3 layout's.
     func testSameLogitsAtAnyThreadCount() throws {
-        let m = try ModelLoader.load(path: try tiny(seed: 1).path)
-        let tokens: [Int32] = [3, 17, 400, 999, 5, 6, 7, 8, 9, 10]
-        var outs: [[Float]] = []
-        for threads in [1, 2, 3] {
-            let s = m.makeState(contextLength: 32, pool: ThreadPool(threads: threads))
-            var all = try m.forward(tokens, state: s, logits: .all)
-            all += try m.forward([11], state: s, logits: .last)
-            outs.append(all)
+        for preset in [SyntheticModel.Preset.tiny, .tinyGemma3] {
+            let d = dir.appendingPathComponent(preset.rawValue)
+            try SyntheticModel.write(config: preset.config, seed: 1, dtype: .f32, to: d, bos: 1000, eos: [1001])
+            let m = try ModelLoader.load(path: d.path)
+            let tokens: [Int32] = [3, 17, 400, 999, 5, 6, 7, 8, 9, 10]
+            var outs: [[Float]] = []
+            for threads in [1, 2, 3, 4] {
+                let s = m.makeState(contextLength: 32, pool: ThreadPool(threads: threads))
+                var all = try m.forward(tokens, state: s, logits: .all)
+                for t: Int32 in [11, 12, 13] { all += try m.forward([t], state: s, logits: .last) }
+                outs.append(all)
+            }
+            for i in 1..<outs.count { XCTAssertEqual(outs[0], outs[i], "\(preset.rawValue), \([1, 2, 3, 4][i]) threads") }
         }
-        XCTAssertEqual(outs[0], outs[1])
-        XCTAssertEqual(outs[0], outs[2])
+    }
+
+    func testGroupPartsSplitOnlyIdleThreadsWork() {
+        // (group, items, threads) -> parts
+        for (g, items, threads, parts) in [
+            (4, 1, 2, 2), (4, 1, 4, 4), (4, 1, 8, 4), (4, 2, 2, 1), (4, 8, 2, 1), (8, 1, 3, 2), (3, 1, 2, 1), (6, 1, 2, 2),
+            (1, 1, 2, 1), (17, 1, 2, 1), (16, 1, 2, 2), (4, 1, 1, 1), (2, 2, 3, 2), (4, 0, 2, 1),
+        ] {
+            XCTAssertEqual(TransformerSteps.groupParts(group: g, items: items, threads: threads), parts, "group \(g), \(items) items, \(threads) threads")
+        }
     }
 
     func testChunkedPrefillMatchesOneChunkAndDecode() throws {
