@@ -123,9 +123,9 @@ static inline __attribute__((always_inline)) __m256i x16_half_sum(const int32_t 
 
 // Halves [h0, h1) of a sixteen-row group against R activation rows (1..8). One or two rows
 // take both halves in one pass, a linear stream (the next group to L2 a block's share at a
-// time, the near lines to L1, as the AVX-512 kernel); more rows take a pass per half, whose
-// eight steps and R accumulators fit the 16 registers, the second pass reading the group
-// from cache.
+// time, the near lines to L1, as the AVX-512 kernel); more rows take a pass per half (its
+// eight steps and up to eight accumulators fill the 16 registers; both halves' would need
+// twice as many), the second pass reading the group from cache.
 static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, const qb_q8a *const *xs,
                                                            const int32_t *const *offs, float *const *ys, int64_t y0,
                                                            int64_t nb, const int R, const int h0, const int h1) {

@@ -5,9 +5,9 @@
 // transposes aside, so batched decode is bound by the vpdpbusd pipes rather than by
 // per-row lane reductions. Four-row Q4_0 takes it through qb_matvec_q4_0_tiles
 // (qb_matvec_tiles.c; this set and the AVX2 one repack Q4_0 in sixteen-row groups, whose
-// blocks are the tile's steps as stored, wherever the row count allows), the other types through qb_matvec_repacked and
-// qb_matvec_repacked_rows (qb_repack.c; one Q8_0 row takes a single-stream kernel there with
-// the same arithmetic).
+// blocks are the tile's steps as stored, wherever the row count allows), the other types
+// through qb_matvec_repacked and qb_matvec_repacked_rows (qb_repack.c; one Q8_0 row takes a
+// single-stream kernel there with the same arithmetic).
 //
 // Each row's block sum is one exact integer, and its float arithmetic the same short
 // sequence whatever the batch and whatever rows share the tile, so a sequence's outputs do
