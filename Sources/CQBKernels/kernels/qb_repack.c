@@ -1,7 +1,7 @@
 // Four-row interleaved GGML blocks for decode, and Q4_K's and Q4_0's 16-row groups (layouts
-// in qb_repack.h; Q4_K's products are in qb_dot_kquant.c, Q4_0's in qb_matvec_tiles.c). The scalar code is the definition;
-// the AVX2 kernels and the AVX-512 set's 16-row tiles (qb_tile16.h) are the fast ones and
-// are tested equal to it.
+// in qb_repack.h; Q4_K's products are in qb_dot_kquant.c, Q4_0's in qb_matvec_tiles.c). The
+// scalar code is the definition; the AVX2 kernels and the AVX-512 set's 16-row tiles
+// (qb_tile16.h) are the fast ones and are tested equal to it.
 #include "qb_repack.h"
 #include "qb_scalar.h"
 #include "qb_tile16.h"
