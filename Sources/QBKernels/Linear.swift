@@ -25,40 +25,117 @@ public enum Linear {
     public static func matvec(
         _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], pool: ThreadPool
     ) {
-        guard let cols = ws.first?.cols else { return }
+        guard let cols = ws.first?.cols, ys.count == ws.count else { return }
         let input = QuantizedInput(ws, x, cols: cols, pool: pool)
-        shareUnits(ws, tiles: ws.allSatisfy { takesTiles($0, rows: 1) }, pool: pool) { i, lo, hi in rows(ws[i], input, ys[i], lo, hi) }
+        // The pool runs the chunks through `run`, over pointers and plain values only: a
+        // product of a few hundred KiB takes 10-20 µs, and a closure the threads share costs
+        // each of them an atomic on its context per chunk.
+        withUnitChunks(ws, tiles: ws.allSatisfy { takesTiles($0, rows: 1) }, pool: pool) { chunks in
+            withUnsafeTemporaryAllocation(of: Matrix.self, capacity: ws.count) { views in
+                for (i, w) in ws.enumerated() { views.initializeElement(at: i, to: w.unretained) }
+                defer { _ = views.deinitialize() }
+                ys.withUnsafeBufferPointer { outputs in
+                    guard let matrices = views.baseAddress, let outputs = outputs.baseAddress else { return }
+                    var job = DecodeJob(chunks: chunks, matrices: matrices, outputs: outputs, input: input)
+                    withUnsafeMutablePointer(to: &job) { pool.run(chunks.count, context: $0, DecodeJob.task) }
+                }
+            }
+        }
+    }
+
+    /// What `matvec`'s chunks read: pointers and plain values only (`ThreadPool.run`).
+    private struct DecodeJob {
+        let chunks: UnitChunks
+        let matrices: UnsafeMutablePointer<Matrix>
+        let outputs: UnsafePointer<UnsafeMutablePointer<Float>>
+        let input: QuantizedInput
+
+        /// Chunks begin..<end of the job at `context`.
+        static let task: qb_task_fn = { context, begin, end, _ in
+            guard let job = context?.assumingMemoryBound(to: DecodeJob.self) else { return }
+            for c in Int(begin)..<Int(end) {
+                job.pointee.chunks.pieces(c) { i, lo, hi in
+                    rows(job.pointee.matrices[i], job.pointee.input, job.pointee.outputs[i], lo, hi)
+                }
+            }
+        }
+    }
+
+    /// Weights a chunk of a product holds at least (the last chunk aside): each chunk
+    /// starts its stream cold, its first loads waiting on memory before the prefetches run
+    /// ahead. Gemma 3 270M's 640 x 1024 Q4_K product (360 KiB), cut in 23 chunks, took
+    /// 16.1 µs a section on two threads; in 10, 13.3 µs (Intel Xeon, tg128, both through
+    /// `parallelFor`; 64 KiB gave 5 chunks and 13.6 µs, one thread's last chunk running alone).
+    static let chunkBytes = 32 * 1024
+
+    /// The units of a product's matrices, one matrix after another, cut into the chunks the
+    /// threads claim.
+    struct UnitChunks {
+        /// offsets[i] is matrix i's first unit, offsets[matrices] the total.
+        let offsets: UnsafeBufferPointer<Int>
+        let matrices: Int
+        /// Chunk c is units bounds[c] ..< bounds[c + 1].
+        let bounds: UnsafeBufferPointer<Int>
+
+        var count: Int { bounds.count - 1 }
+
+        /// `body(i, lo, hi)` for units lo..<hi of matrix i, over chunk c's units.
+        @inline(__always) func pieces(_ c: Int, _ body: (Int, Int, Int) -> Void) {
+            let end = bounds[c + 1]
+            var i = 0, lo = bounds[c]
+            while i < matrices, offsets[i + 1] <= lo { i += 1 }
+            while lo < end, i < matrices {
+                let hi = min(end, offsets[i + 1])
+                body(i, lo - offsets[i], hi - offsets[i])
+                lo = hi
+                i += 1
+            }
+        }
     }
 
     /// Shares the units of `ws` (rows, or the interleaved layouts' groups of rows; the
     /// matrices' units one after another) out over the pool and calls `body(i, lo, hi)` for
     /// units lo..<hi of matrix i, each unit once. Chunks are tapered: the same size while
-    /// much work remains, then smaller (`ThreadPool.parallelForTapered`). With sixteen equal
-    /// chunks one thread could idle for up to a chunk at the end of a section: a batched
-    /// product is compute (8 rows of the 2048-column products take ~1 ms on two threads), and
-    /// in single-row decode the other thread streams its last chunk alone at one core's
-    /// bandwidth (tapered, a two-thread decode ran about 1.03x on an Intel Xeon, by the
-    /// medians of six `ab` runs of Q4_0 and Q4_K_M, most of their intervals including 1;
-    /// Q8_0 the same: results/decode-chunks-2026-11-28/).
+    /// much work remains, then smaller (`ThreadPool.parallelForTapered`'s cut), and hold at
+    /// least `chunkBytes` of weights. With sixteen equal chunks one thread could idle for up
+    /// to a chunk at the end of a section: a batched product is compute (8 rows of the
+    /// 2048-column products take ~1 ms on two threads), and in single-row decode the other
+    /// thread streams its last chunk alone at one core's bandwidth (tapered, a two-thread
+    /// decode ran about 1.03x on an Intel Xeon, by the medians of six `ab` runs of Q4_0 and
+    /// Q4_K_M, most of their intervals including 1; Q8_0 the same:
+    /// results/decode-chunks-2026-11-28/).
     /// When every matrix takes the 16-row tiles (`tiles`: `takesTiles`), chunks are whole
     /// tiles and at least four: each chunk's first tile starts cold (its prefetch came from
     /// the previous tile), which cost 7% at two tiles a chunk and nothing measurable from
     /// four (8 rows, one core).
     static func shareUnits(_ ws: [Matrix], tiles: Bool, pool: ThreadPool, _ body: (Int, Int, Int) -> Void) {
-        var offsets = [0]
-        for w in ws { offsets.append(offsets[offsets.count - 1] + w.rows / w.unitRows) }
-        let total = offsets[offsets.count - 1], minimum = minimumUnits(ws)
-        var grain = pool.grain(for: total, minimum: minimum)
-        if tiles { grain = tileGrain(grain) }
-        pool.parallelForTapered(total, grain: grain, minimum: tiles ? 16 : minimum, align: tiles ? 4 : 1) { range, _ in
-            var i = 0
-            while i < ws.count, offsets[i + 1] <= range.lowerBound { i += 1 }
-            var lo = range.lowerBound
-            while lo < range.upperBound, i < ws.count {
-                let hi = min(range.upperBound, offsets[i + 1])
-                body(i, lo - offsets[i], hi - offsets[i])
-                lo = hi
-                i += 1
+        withUnitChunks(ws, tiles: tiles, pool: pool) { chunks in
+            pool.parallelFor(chunks.count) { range, _ in
+                for c in range { chunks.pieces(c, body) }
+            }
+        }
+    }
+
+    /// `body` with `shareUnits`' chunks of `ws`, in temporary allocations.
+    static func withUnitChunks<R>(_ ws: [Matrix], tiles: Bool, pool: ThreadPool, _ body: (UnitChunks) -> R) -> R {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: ws.count + 1) { offsets in
+            // The floor in units of the matrix with the fewest bytes a unit, so that any
+            // chunk holds `chunkBytes`.
+            var total = 0, unitBytes = Int.max
+            offsets.initializeElement(at: 0, to: 0)
+            for (i, w) in ws.enumerated() {
+                let units = w.rows / w.unitRows
+                total += units
+                if units > 0 { unitBytes = min(unitBytes, max(1, w.byteCount / units)) }
+                offsets.initializeElement(at: i + 1, to: total)
+            }
+            var minimum = minimumUnits(ws)
+            if unitBytes < Int.max { minimum = max(minimum, (chunkBytes + unitBytes - 1) / unitBytes) }
+            var grain = pool.grain(for: total, minimum: minimum)
+            if tiles { grain = tileGrain(grain) }
+            let floor = tiles ? max(16, minimum) : minimum
+            return pool.taperedBounds(total, grain: grain, minimum: floor, align: tiles ? 4 : 1) { bounds in
+                body(UnitChunks(offsets: UnsafeBufferPointer(offsets), matrices: ws.count, bounds: bounds))
             }
         }
     }

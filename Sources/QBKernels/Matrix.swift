@@ -38,6 +38,12 @@ public struct Matrix: @unchecked Sendable {
         self.owner = owner
     }
 
+    /// This view without its owner, for work that ends while the caller holds this one: a
+    /// copy of the owner is an atomic on its reference count, on every thread that makes it.
+    var unretained: Matrix {
+        Matrix(format: format, rows: rows, cols: cols, base: base, scales: scales, biases: biases, owner: nil, layout: layout)
+    }
+
     public init(dtype: DType, rows: Int, cols: Int, base: UnsafeRawPointer, owner: AnyObject?) {
         self.init(format: .dense(dtype), rows: rows, cols: cols, base: base, owner: owner)
     }

@@ -81,6 +81,20 @@ public final class ThreadPool: @unchecked Sendable {
         }
     }
 
+    /// Calls `task(context, begin, end, thread)` on disjoint chunks of `0..<count`, `grain`
+    /// items each, and returns when all are done: `parallelFor` with no Swift closure between
+    /// the pool and the work. Each call of a closure the pool holds retains and releases its
+    /// context, on every thread, atomics on one shared cache line, and so do the arrays and
+    /// objects the closure reaches. In Gemma 3 270M's 640 x 1024 output product (two
+    /// threads, ~11 µs of work each) the threads began their first chunk 1.0-1.4 µs into the
+    /// section and the caller returned ~1.5 µs after the last chunk ended; through `run`,
+    /// 0.3-0.5 µs and ~0.6 µs (Intel Xeon). `context` must hold only pointers and plain
+    /// values, valid until the call returns.
+    public func run(_ count: Int, grain: Int = 1, context: UnsafeMutableRawPointer, _ task: qb_task_fn) {
+        guard count > 0 else { return }
+        qb_pool_run(pool, task, context, Int64(count), Int64(max(1, grain)))
+    }
+
     /// Calls `body(range, thread)` on disjoint chunks covering `0..<count`, claimed in order:
     /// `grain` items each while much work remains, then smaller ones (half of what is left,
     /// shared over the threads; at least `minimum`), all but the last a multiple of `align`.
@@ -93,16 +107,37 @@ public final class ThreadPool: @unchecked Sendable {
     ) {
         guard count > 0 else { return }
         if threadCount == 1 { return parallelFor(count, grain: grain, body) }
-        let a = max(1, align), floor = max(a, (minimum + a - 1) / a * a), g = max(floor, grain)
-        var bounds = [0]
-        var at = 0
-        while at < count {
-            let share = (count - at) / (2 * threadCount) / a * a
-            at = min(count, at + min(g, max(floor, share)))
-            bounds.append(at)
+        taperedBounds(count, grain: grain, minimum: minimum, align: align) { bounds in
+            parallelFor(bounds.count - 1) { chunks, thread in
+                for c in chunks { body(bounds[c]..<bounds[c + 1], thread) }
+            }
         }
-        parallelFor(bounds.count - 1) { chunks, thread in
-            for c in chunks { body(bounds[c]..<bounds[c + 1], thread) }
+    }
+
+    /// `body` with the bounds of `parallelForTapered`'s chunks (chunk c is bounds[c] ..<
+    /// bounds[c + 1]; on one thread, `grain` items each), in a temporary allocation rather
+    /// than an array: decode cuts every product it runs.
+    func taperedBounds<R>(
+        _ count: Int, grain: Int, minimum: Int, align: Int = 1, _ body: (UnsafeBufferPointer<Int>) -> R
+    ) -> R {
+        let a = max(1, align), floor = max(a, (minimum + a - 1) / a * a), g = max(floor, grain)
+        // One thread takes `grain` items a chunk (`parallelFor`'s cut); more share tapered ones.
+        func next(_ at: Int) -> Int {
+            if threadCount == 1 { return min(count, at + max(1, grain)) }
+            let share = (count - at) / (2 * threadCount) / a * a
+            return min(count, at + min(g, max(floor, share)))
+        }
+        var chunks = 0, at = 0
+        while at < count { at = next(at); chunks += 1 }
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: chunks + 1) { buffer in
+            var at = 0, c = 0
+            buffer.initializeElement(at: 0, to: 0)
+            while c < chunks {
+                at = next(at)
+                c += 1
+                buffer.initializeElement(at: c, to: at)
+            }
+            return body(UnsafeBufferPointer(start: buffer.baseAddress, count: chunks + 1))
         }
     }
 

@@ -373,4 +373,84 @@ final class KernelTests: XCTestCase, SeededKernelTestCase {
             }
         }
     }
+
+    /// `ThreadPool.run`, the closure-free section decode's products take: every item once,
+    /// in `grain`-sized chunks, at any thread count.
+    func testPoolRunCallsTheTaskOnEveryItemOnce() {
+        struct Job { let hits: UnsafeMutablePointer<Int>; let sizes: UnsafeMutablePointer<Int> }
+        for threads in [1, 2, 5] {
+            let pool = ThreadPool(threads: threads)
+            for n in [0, 1, 7, 1000] {
+                let hits = UnsafeMutablePointer<Int>.allocate(capacity: max(n, 1))
+                hits.initialize(repeating: 0, count: max(n, 1))
+                let sizes = UnsafeMutablePointer<Int>.allocate(capacity: max(n, 1))
+                sizes.initialize(repeating: 0, count: max(n, 1))
+                var job = Job(hits: hits, sizes: sizes)
+                for _ in 0..<3 {
+                    withUnsafeMutablePointer(to: &job) { context in
+                        pool.run(n, grain: 3, context: context) { raw, begin, end, _ in
+                            guard let job = raw?.assumingMemoryBound(to: Job.self).pointee else { return }
+                            for i in Int(begin)..<Int(end) { job.hits[i] += 1 }
+                            job.sizes[Int(begin)] = Int(end - begin)
+                        }
+                    }
+                }
+                XCTAssertEqual(Array(UnsafeBufferPointer(start: hits, count: n)), [Int](repeating: 3, count: n), "\(n) items, \(threads) threads")
+                for begin in stride(from: 0, to: n, by: 3) {
+                    XCTAssertEqual(sizes[begin], min(3, n - begin), "chunk at \(begin) of \(n), \(threads) threads")
+                }
+                hits.deallocate()
+                sizes.deallocate()
+            }
+        }
+    }
+
+    /// Decode's chunks of a product's matrices (`Linear.withUnitChunks`): every unit of every
+    /// matrix once, in order, and every chunk but the last at least `Linear.chunkBytes` of
+    /// weights (each chunk starts its stream cold), at one to three threads.
+    func testDecodeChunksCoverEveryUnitOnceAndHoldTheByteFloor() {
+        let base = UnsafeMutableRawPointer.allocate(byteCount: 16, alignment: 64)
+        defer { base.deallocate() }
+        func matrix(_ t: GGMLType, _ rows: Int, _ cols: Int, _ layout: MatrixLayout) -> Matrix {
+            Matrix(format: .ggml(t), rows: rows, cols: cols, base: base, owner: nil, layout: layout)
+        }
+        let sets: [[Matrix]] = [
+            [matrix(.q4_K, 640, 1024, .interleaved16)],  // Gemma 3 270M's attention output, 360 KiB
+            [matrix(.q5_0, 1024, 640, .interleaved4), matrix(.q5_0, 256, 640, .interleaved4), matrix(.q8_0, 256, 640, .interleaved4)],
+            [matrix(.q6_K, 640, 2048, .rows)],
+            [matrix(.q4_0, 64, 64, .rows)],  // below one chunk's floor
+            [matrix(.q4_0, 8192, 2048, .interleaved16), matrix(.q4_0, 8192, 2048, .interleaved16)],
+        ]
+        for threads in [1, 2, 3] {
+            let pool = ThreadPool(threads: threads)
+            for ws in sets {
+                for tiles in [false, true] {
+                    var covered: [[Range<Int>]] = ws.map { _ in [] }
+                    let names = ws.map { "\($0.format) \($0.rows)x\($0.cols)" }.joined(separator: " + ")
+                    Linear.withUnitChunks(ws, tiles: tiles, pool: pool) { chunks in
+                        XCTAssertEqual(chunks.bounds.first, 0)
+                        for c in 0..<chunks.count {
+                            var bytes = 0
+                            chunks.pieces(c) { i, lo, hi in
+                                covered[i].append(lo..<hi)
+                                bytes += ws[i].byteCount / (ws[i].rows / ws[i].unitRows) * (hi - lo)
+                            }
+                            if c < chunks.count - 1 {
+                                XCTAssertGreaterThanOrEqual(bytes, Linear.chunkBytes, "\(names): chunk \(c) of \(chunks.count), \(threads) threads")
+                                if tiles { XCTAssertEqual((chunks.bounds[c + 1] - chunks.bounds[c]) % 4, 0, "\(names): chunk \(c)") }
+                            }
+                        }
+                    }
+                    for (i, w) in ws.enumerated() {
+                        var next = 0
+                        for r in covered[i] {
+                            XCTAssertEqual(r.lowerBound, next, "\(names): matrix \(i), \(threads) threads")
+                            next = r.upperBound
+                        }
+                        XCTAssertEqual(next, w.rows / w.unitRows, "\(names): matrix \(i), \(threads) threads")
+                    }
+                }
+            }
+        }
+    }
 }
