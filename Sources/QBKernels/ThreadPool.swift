@@ -88,7 +88,7 @@ public final class ThreadPool: @unchecked Sendable {
     /// objects the closure reaches. In Gemma 3 270M's 640 x 1024 output product (two
     /// threads, ~11 µs of work each) the threads began their first chunk 1.0-1.4 µs into the
     /// section and the caller returned ~1.5 µs after the last chunk ended; through `run`,
-    /// 0.3-0.5 µs and ~0.6 µs (Intel Xeon). `context` must hold only pointers and plain
+    /// 0.3-0.5 µs and 0.6-1.3 µs (Intel Xeon). `context` must hold only pointers and plain
     /// values, valid until the call returns.
     public func run(_ count: Int, grain: Int = 1, context: UnsafeMutableRawPointer, _ task: qb_task_fn) {
         guard count > 0 else { return }
