@@ -106,7 +106,6 @@ public final class ThreadPool: @unchecked Sendable {
         _ count: Int, grain: Int, minimum: Int, align: Int = 1, _ body: (Range<Int>, Int) -> Void
     ) {
         guard count > 0 else { return }
-        if threadCount == 1 { return parallelFor(count, grain: grain, body) }
         taperedBounds(count, grain: grain, minimum: minimum, align: align) { bounds in
             parallelFor(bounds.count - 1) { chunks, thread in
                 for c in chunks { body(bounds[c]..<bounds[c + 1], thread) }
