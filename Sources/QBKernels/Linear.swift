@@ -96,7 +96,7 @@ public enum Linear {
     /// Shares the units of `ws` (rows, or the interleaved layouts' groups of rows; the
     /// matrices' units one after another) out over the pool and calls `body(i, lo, hi)` for
     /// units lo..<hi of matrix i, each unit once. Chunks are tapered: the same size while
-    /// much work remains, then smaller (`ThreadPool.parallelForTapered`'s cut), and hold at
+    /// much work remains, then smaller (`ThreadPool.taperedBounds`), and hold at
     /// least `chunkBytes` of weights. With sixteen equal chunks one thread could idle for up
     /// to a chunk at the end of a section: a batched product is compute (8 rows of the
     /// 2048-column products take ~1 ms on two threads), and in single-row decode the other

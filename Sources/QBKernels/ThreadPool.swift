@@ -95,27 +95,14 @@ public final class ThreadPool: @unchecked Sendable {
         qb_pool_run(pool, task, context, Int64(count), Int64(max(1, grain)))
     }
 
-    /// Calls `body(range, thread)` on disjoint chunks covering `0..<count`, claimed in order:
-    /// `grain` items each while much work remains, then smaller ones (half of what is left,
-    /// shared over the threads; at least `minimum`), all but the last a multiple of `align`.
-    /// A section ends when its last chunk does; uniform chunks leave the other threads idle
+    /// `body` with the bounds of tapered chunks covering `0..<count` (chunk c is bounds[c]
+    /// ..< bounds[c + 1]), in a temporary allocation rather than an array: decode cuts every
+    /// product it runs. With several threads, `grain` items a chunk while much work remains,
+    /// then smaller ones (half of what is left, shared over the threads; at least
+    /// `minimum`), all but the last a multiple of `align`; on one thread `grain` items each.
+    /// A section ends when its last chunk does: uniform chunks leave the other threads idle
     /// for up to a whole chunk then (more when a thread is descheduled on a busy machine),
-    /// tapered ones for at most a small one. For bodies whose items do not depend on how
-    /// the range is cut (each output computed alone), as `parallelFor`'s.
-    public func parallelForTapered(
-        _ count: Int, grain: Int, minimum: Int, align: Int = 1, _ body: (Range<Int>, Int) -> Void
-    ) {
-        guard count > 0 else { return }
-        taperedBounds(count, grain: grain, minimum: minimum, align: align) { bounds in
-            parallelFor(bounds.count - 1) { chunks, thread in
-                for c in chunks { body(bounds[c]..<bounds[c + 1], thread) }
-            }
-        }
-    }
-
-    /// `body` with the bounds of `parallelForTapered`'s chunks (chunk c is bounds[c] ..<
-    /// bounds[c + 1]; on one thread, `grain` items each), in a temporary allocation rather
-    /// than an array: decode cuts every product it runs.
+    /// tapered ones for at most a small one.
     func taperedBounds<R>(
         _ count: Int, grain: Int, minimum: Int, align: Int = 1, _ body: (UnsafeBufferPointer<Int>) -> R
     ) -> R {

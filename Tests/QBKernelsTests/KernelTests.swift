@@ -331,29 +331,26 @@ final class KernelTests: XCTestCase, SeededKernelTestCase {
         XCTAssertEqual(bad, [])
     }
 
-    /// Tapered chunks (the decode products): every item once, at any thread count, each chunk
-    /// but the last a multiple of `align` and none below `minimum` but the last, sizes never
-    /// growing after the first shrinks.
+    /// Tapered chunks (the decode products' cut): every item once, at any thread count, each
+    /// chunk but the last a multiple of `align` and none below `minimum` but the last, sizes
+    /// never growing after the first shrinks; one thread takes `grain` items a chunk.
     func testTaperedChunksCoverEveryItemOnce() {
         for threads in [1, 2, 3] {
             let pool = ThreadPool(threads: threads)
             for (n, grain, minimum, align) in [(0, 4, 8, 4), (5, 4, 8, 4), (18, 4, 8, 4), (512, 32, 8, 4), (32064, 2004, 8, 4), (1000, 37, 16, 1)] {
-                let hits = UnsafeMutablePointer<Int>.allocate(capacity: max(n, 1))
-                hits.initialize(repeating: 0, count: max(n, 1))
-                let lock = NSLock()
-                var ranges: [Range<Int>] = []
-                pool.parallelForTapered(n, grain: grain, minimum: minimum, align: align) { range, _ in
-                    for i in range { hits[i] += 1 }
-                    lock.withLock { ranges.append(range) }
+                let ranges: [Range<Int>] = pool.taperedBounds(n, grain: grain, minimum: minimum, align: align) { b in
+                    (0..<(b.count - 1)).map { b[$0]..<b[$0 + 1] }
                 }
-                XCTAssertEqual(Array(UnsafeBufferPointer(start: hits, count: n)), [Int](repeating: 1, count: n), "\(n) items, \(threads) threads")
-                hits.deallocate()
-                guard threads > 1 else { continue }
-                let sorted = ranges.sorted { $0.lowerBound < $1.lowerBound }
-                for (i, r) in sorted.enumerated() where r.upperBound < n {
+                XCTAssertEqual(ranges.first?.lowerBound ?? 0, 0, "\(n) items, \(threads) threads")
+                XCTAssertEqual(ranges.last?.upperBound ?? 0, n, "\(n) items, \(threads) threads")
+                for (i, r) in ranges.enumerated() {
+                    XCTAssertFalse(r.isEmpty, "\(n) items, \(threads) threads: chunk \(r)")
+                    if i > 0 { XCTAssertEqual(r.lowerBound, ranges[i - 1].upperBound, "\(n) items, \(threads) threads: chunk \(r)") }
+                    guard r.upperBound < n else { continue }
+                    if threads == 1 { XCTAssertEqual(r.count, grain, "\(n) items: chunk \(r)"); continue }
                     XCTAssertEqual(r.count % align, 0, "\(n) items: chunk \(r)")
                     XCTAssertGreaterThanOrEqual(r.count, minimum, "\(n) items: chunk \(r)")
-                    if i > 0 { XCTAssertLessThanOrEqual(r.count, max(sorted[i - 1].count, (minimum + align - 1) / align * align), "\(n) items: chunk \(r)") }
+                    if i > 0 { XCTAssertLessThanOrEqual(r.count, max(ranges[i - 1].count, (minimum + align - 1) / align * align), "\(n) items: chunk \(r)") }
                 }
             }
         }
