@@ -94,8 +94,9 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
     }
 
     /// Sixteen-row groups: the kernel equals the definition and the four-row tiles bit for
-    /// bit (any group range, 1-14 activation rows, odd block counts), holds the same stored
-    /// blocks and values as the plain rows, and prefill from it is bitwise prefill from them.
+    /// bit (any group range, odd group counts, 1-14 activation rows, odd block counts), holds
+    /// the same stored blocks and values as the plain rows, and prefill from it is bitwise
+    /// prefill from them.
     func testSixteenRowGroupsMatchTheFourRowTilesBitwise() throws {
         try onEveryKernelSet {
             for (rows, cols) in [(80, 512), (16, 2048), (32, 96), (16, 32)] {
@@ -106,7 +107,9 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
                 XCTAssertEqual(w16.layout, .interleaved16)
                 assertHoldsPlainRows(w16, plain, ranges: [0..<rows, 3..<(rows - 5)], "\(rows)x\(cols)")
                 let groups = rows / 16
-                for n in [1, 3, 7, 8, 14] {
+                // Two to four rows take the AVX-512 kernel's pairs of groups (80 rows: two pairs
+                // and a last group alone).
+                for n in [1, 2, 3, 4, 7, 8, 14] {
                     let x = activations(n, cols: cols)
                     let expected = x.reference.map { Reference.q4TileMatvec(plain, $0) }
                     let four = tiles(w4, x, ranges: [0..<(rows / 4)])
