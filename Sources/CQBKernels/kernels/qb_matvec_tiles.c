@@ -53,6 +53,24 @@ __attribute__((unused)) static void tiles_scalar(const uint8_t *w, const int row
 }
 
 #if defined(QB_AVX512)
+// Block b of a sixteen-row group (`next`: the following group, to L2 a block's share at a
+// time; the near lines to L1) unpacked into the tile's steps: low nibbles st[0..3], high
+// ones st[4..7].
+static inline __attribute__((always_inline)) void x16_block_steps(const uint8_t *g, const char *next, int64_t b,
+                                                                  __m512i st[8]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const uint8_t *blk = g + b * QB_Q40_X16_BYTES;
+    for (int l = 0; l < QB_Q40_X16_BYTES; l += 64) {
+        _mm_prefetch(next + b * QB_Q40_X16_BYTES + l, _MM_HINT_T1);
+        _mm_prefetch((const char *)blk + 4 * TILE_PREFETCH_L1 + l, _MM_HINT_T0);
+    }
+    for (int t = 0; t < 4; t++) {
+        const __m512i v = _mm512_loadu_si512((const void *)(blk + QB_Q40_X16_QS + 64 * t));
+        st[t] = _mm512_and_si512(v, m4);
+        st[4 + t] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
+    }
+}
+
 // A sixteen-row group against R activation rows (1..8): its four vectors per block are the
 // tile's steps (low nibbles steps 0-3, high ones 4-7), met by the activations as in
 // tile_rows, with the same integer sums and float sequence. One linear stream: the next
@@ -61,23 +79,14 @@ __attribute__((unused)) static void tiles_scalar(const uint8_t *w, const int row
 static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, const qb_q8a *const *xs,
                                                            const int32_t *const *offs, float *const *ys, int64_t y0,
                                                            int64_t nb, const int R) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
     const char *next = (const char *)g + nb * QB_Q40_X16_BYTES;
     __m512 acc[8];
     for (int k = 0; k < R; k++) acc[k] = _mm512_setzero_ps();
 #pragma clang loop unroll_count(2)
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = g + b * QB_Q40_X16_BYTES;
-        for (int l = 0; l < QB_Q40_X16_BYTES; l += 64) {
-            _mm_prefetch(next + b * QB_Q40_X16_BYTES + l, _MM_HINT_T1);
-            _mm_prefetch((const char *)blk + 4 * TILE_PREFETCH_L1 + l, _MM_HINT_T0);
-        }
         __m512i st[8];
-        for (int t = 0; t < 4; t++) {
-            const __m512i v = _mm512_loadu_si512((const void *)(blk + QB_Q40_X16_QS + 64 * t));
-            st[t] = _mm512_and_si512(v, m4);
-            st[4 + t] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-        }
+        x16_block_steps(g, next, b, st);
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)blk));
         for (int k = 0; k < R; k++) {
             const qb_q8a *x = xs[k] + b;
@@ -97,7 +106,7 @@ static inline __attribute__((always_inline)) void x16_pass(const uint8_t *g, con
 // Two adjacent sixteen-row groups (the second `gb` bytes after `g`) against R activation
 // rows (2..4), for batched decode: each activation dword is broadcast once for both groups'
 // vpdpbusd, and both groups' next blocks stream in together. From memory, one thread, the
-// 1B's 8192 x 2048 gate (results/batch-pairs-2026-12-01/): 2 rows 0-7% and 4 rows 9-16% faster
+// 1B's 8192 x 2048 gate (results/batch-pairs-2026-12-01/): 2 rows 0-12% and 4 rows 8-21% faster
 // than a group at a time. Not past four: eight rows in two passes over the pair ran 13%
 // slower than one pass over a group (two unpacks of the values a block; the sixteen value
 // vectors and eight accumulators of eight rows do not fit the 32 registers). Each output
@@ -106,7 +115,6 @@ static inline __attribute__((always_inline)) void x16_pass(const uint8_t *g, con
 static inline __attribute__((always_inline)) void x16_pair_rows(const uint8_t *g, int64_t gb, const qb_q8a *const *xs,
                                                                 const int32_t *const *offs, float *const *ys, int64_t y0,
                                                                 int64_t nb, const int R) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
     const char *next = (const char *)g + 2 * gb;
     __m512 acc[4][2];
     for (int k = 0; k < R; k++) acc[k][0] = acc[k][1] = _mm512_setzero_ps();
@@ -114,17 +122,8 @@ static inline __attribute__((always_inline)) void x16_pair_rows(const uint8_t *g
         __m512i st[2][8];
         __m512 dw[2];
         for (int j = 0; j < 2; j++) {
-            const uint8_t *blk = g + j * gb + b * QB_Q40_X16_BYTES;
-            for (int l = 0; l < QB_Q40_X16_BYTES; l += 64) {
-                _mm_prefetch(next + j * gb + b * QB_Q40_X16_BYTES + l, _MM_HINT_T1);
-                _mm_prefetch((const char *)blk + 4 * TILE_PREFETCH_L1 + l, _MM_HINT_T0);
-            }
-            for (int t = 0; t < 4; t++) {
-                const __m512i v = _mm512_loadu_si512((const void *)(blk + QB_Q40_X16_QS + 64 * t));
-                st[j][t] = _mm512_and_si512(v, m4);
-                st[j][4 + t] = _mm512_and_si512(_mm512_srli_epi16(v, 4), m4);
-            }
-            dw[j] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)blk));
+            x16_block_steps(g + j * gb, next + j * gb, b, st[j]);
+            dw[j] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + j * gb + b * QB_Q40_X16_BYTES)));
         }
         for (int k = 0; k < R; k++) {
             const qb_q8a *x = xs[k] + b;
