@@ -98,6 +98,7 @@ final class KVCacheTests: XCTestCase, SeededKernelTestCase {
                 for (hd, group, positions, firstEnd, window) in [
                     (256, 4, 8, 93, nil), (64, 4, 8, 40, nil), (256, 4, 8, 90, 37), (128, 3, 5, 36, nil), (160, 8, 3, 46, 20),
                     (64, 17, 2, 32, nil), (96, 2, 7, 1, nil), (64, 4, 8, 10, 3), (32, 1, 6, 300, 137), (256, 4, 1, 17, nil),
+                    (512, 2, 3, 23, nil), (64, 4, 8, 203, 150), (64, 4, 4, 22, nil),
                 ] as [(Int, Int, Int, Int, Int?)] {
                     let n = firstEnd + positions - 1
                     let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)

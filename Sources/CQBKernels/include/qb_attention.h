@@ -29,8 +29,9 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
 // attends to cached positions first_i ..< end0 + i, first_i = max(0, end0 + i - window)
 // (window 0: every position). Each cached row is widened once for every query of the
 // chunk's positions (one position at a time, the widening cost as much as the products
-// at large head sizes); every output is bitwise what qb_attention_group gives for its
-// position alone. `scores` has room for npos x group x (end0 + npos - 1 - first_0) floats.
+// at large head sizes; the AVX-512 set widens a value row in registers per position for
+// head size 64 and four heads); every output is bitwise what qb_attention_group
+// gives for its position alone. `scores` has room for npos x group x (end0 + npos - 1 - first_0) floats.
 void qb_attention_rows(int32_t type, const float *q, int64_t qstride, int64_t npos, const void *k, const void *v,
                        int64_t end0, int64_t window, int64_t head_dim, int64_t group, float scale, float *scores,
                        float *out, int64_t ostride);

@@ -417,6 +417,73 @@ static inline __attribute__((always_inline)) void accumulate_values16(const floa
     }
 }
 
+// The scores of two queries (qa, qb) against 8 widened rows: each row's products summed
+// down the columns and across lanes exactly as score_tile16 sums them (a chain per lane in
+// column order, then hsum16x16's tree, which is the same for every vector it sums), so each
+// score is bitwise the group kernel's. Each loaded row vector feeds both queries'
+// multiply-adds: half the loads of one query at a time.
+static inline __attribute__((always_inline)) void score_pair8(const float *w, int64_t hd, const float *qa, const float *qb,
+                                                              __m512 scale, float *da, float *db, __mmask8 keep) {
+    __m512 acc[16];
+    __m512 a = _mm512_loadu_ps(qa), b = _mm512_loadu_ps(qb);
+    for (int r = 0; r < 8; r++) {
+        __m512 x = _mm512_loadu_ps(w + r * hd);
+        acc[r] = _mm512_mul_ps(x, a);
+        acc[8 + r] = _mm512_mul_ps(x, b);
+    }
+    for (int64_t c = 16; c < hd; c += 16) {
+        a = _mm512_loadu_ps(qa + c);
+        b = _mm512_loadu_ps(qb + c);
+        for (int r = 0; r < 8; r++) {
+            __m512 x = _mm512_loadu_ps(w + r * hd + c);
+            acc[r] = _mm512_fmadd_ps(x, a, acc[r]);
+            acc[8 + r] = _mm512_fmadd_ps(x, b, acc[8 + r]);
+        }
+    }
+    __m512 s = _mm512_mul_ps(hsum16x16(acc), scale);
+    _mm256_mask_storeu_ps(da, keep, _mm512_castps512_ps256(s));
+    _mm256_mask_storeu_ps(db, keep, _mm512_extractf32x8_ps(s, 1));
+}
+
+// oa += pa[p0 ..< p1] times the widened value rows w[p0 ..< p1], and ob with pb, one row
+// after another, 128 columns of both at a time in registers: each loaded value vector feeds
+// both heads (accumulate_values16 loads one per multiply-add). Per output, the same
+// multiply-adds in the same order as accumulate_values16.
+static inline __attribute__((always_inline)) void accumulate_values_pair(const float *pa, const float *pb, const float *w,
+                                                                         int64_t p0, int64_t p1, float *oa, float *ob,
+                                                                         int64_t hd) {
+    for (int64_t c0 = 0; c0 < hd; c0 += 128) {
+        int64_t nu = (hd - c0) / 16 < 8 ? (hd - c0) / 16 : 8;
+        __m512 acc[16];
+        for (int64_t u = 0; u < nu; u++) {
+            acc[u] = _mm512_loadu_ps(oa + c0 + 16 * u);
+            acc[8 + u] = _mm512_loadu_ps(ob + c0 + 16 * u);
+        }
+        for (int64_t p = p0; p < p1; p++) {
+            __m512 va = _mm512_set1_ps(pa[p]), vb = _mm512_set1_ps(pb[p]);
+            for (int64_t u = 0; u < nu; u++) {
+                __m512 x = _mm512_loadu_ps(w + p * hd + c0 + 16 * u);
+                acc[u] = _mm512_fmadd_ps(va, x, acc[u]);
+                acc[8 + u] = _mm512_fmadd_ps(vb, x, acc[8 + u]);
+            }
+        }
+        for (int64_t u = 0; u < nu; u++) {
+            _mm512_storeu_ps(oa + c0 + 16 * u, acc[u]);
+            _mm512_storeu_ps(ob + c0 + 16 * u, acc[8 + u]);
+        }
+    }
+}
+
+// One f16 value row widened in registers (nc vectors) for every unit at once: unit i, 16
+// columns from col[i] of a head, takes prob[i][p] times them (the same products as through
+// a widened buffer, without its stores and loads).
+static inline __attribute__((always_inline)) void value_row16(const uint16_t *vrow, int64_t nc, const float *const *prob,
+                                                              int64_t p, const int64_t *col, int64_t units, __m512 *acc) {
+    __m512 wv[16];
+    for (int64_t c = 0; c < nc; c++) wv[c] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vrow + 16 * c)));
+    for (int64_t i = 0; i < units; i++) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(prob[i][p]), wv[col[i] / 16], acc[i]);
+}
+
 // Probabilities j0 ..< j0 + t of each head scaled by its 1 / sum, as qb_softmax's last pass
 // does to the whole row (the same products), a tile at a time just before its values use them.
 static inline void normalize_tile16(float *scores, int64_t n, int64_t group, int64_t j0, int64_t t, const float *inv) {
@@ -474,15 +541,9 @@ static inline __attribute__((always_inline)) void attention_group16(
             int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
             normalize_tile16(scores, n, group, j0, t, inv);
             if (type == QB_F16) {
-                // Each f16 value row widened in registers as it is used, for all the heads:
-                // the same products as through the buffer, without its stores and loads.
-                const uint16_t *vh = (const uint16_t *)v + j0 * hd;
-                for (int64_t p = 0; p < t; p++) {
-                    prefetch_part((const uint8_t *)v, j0, 16, n, row, p, ATT_TILE16);
-                    __m512 wv[16];
-                    for (int64_t c = 0; c < nc; c++)
-                        wv[c] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(vh + p * hd + 16 * c)));
-                    for (int64_t i = 0; i < units; i++) acc[i] = _mm512_fmadd_ps(_mm512_set1_ps(prob[i][j0 + p]), wv[col[i] / 16], acc[i]);
+                for (int64_t p = j0; p < j0 + t; p++) {
+                    prefetch_part((const uint8_t *)v, j0, 16, n, row, p - j0, ATT_TILE16);
+                    value_row16((const uint16_t *)v + p * hd, nc, prob, p, col, units, acc);
                 }
                 continue;
             }
@@ -927,29 +988,66 @@ static void attention_rows_normalize(float *scores, int64_t npos, int64_t group,
 // lanes by hsum16x16 (lane by lane the same sum wherever the tile starts), the softmax
 // runs over the position's own range, and the values are summed position by position in
 // increasing order from its first (accumulate_values16, as the group kernel's wider groups).
-static void attention_rows16(const float *q, int64_t qstride, int64_t npos, const uint16_t *k, const uint16_t *v,
-                             int64_t end0, int64_t window, int64_t hd, int64_t group, float scale, float *scores,
-                             float *out, int64_t ostride) {
+// The scores take the chunk's queries two at a time (score_pair8), the values a position's
+// heads two at a time (accumulate_values_pair), or for Llama 3.2 1B's shape all four in
+// registers in one pass over its rows (value_row16, as attention_group16).
+static inline __attribute__((always_inline)) void attention_rows16(const float *q, int64_t qstride, int64_t npos,
+                                                                   const uint16_t *k, const uint16_t *v, int64_t end0,
+                                                                   int64_t window, int64_t hd, int64_t group, float scale,
+                                                                   float *scores, float *out, int64_t ostride) {
     int64_t lo = window_first(end0, window), span = end0 + npos - 1 - lo;
     int64_t rows = npos * group;
+    const __m512 vscale = _mm512_set1_ps(scale);
     float w[ATT_TILE16 * 512];
     for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE16) {
         int64_t t = span - j0 < ATT_TILE16 ? span - j0 : ATT_TILE16;
         widen_rows16(QB_F16, (const uint8_t *)(k + (lo + j0) * hd), w, t, hd);
         if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
         const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
-        for (int64_t m = 0; m < rows; m++)
-            score_tile16(w, q + m / group * qstride + m % group * hd, hd, scale, scores + m * span + j0, keep);
+        int64_t m = 0;
+        for (; m + 1 < rows; m += 2) {
+            const float *qa = q + m / group * qstride + m % group * hd;
+            const float *qb = q + (m + 1) / group * qstride + (m + 1) % group * hd;
+            float *da = scores + m * span + j0, *db = da + span;
+            score_pair8(w, hd, qa, qb, vscale, da, db, (__mmask8)keep);
+            if (t > 8) score_pair8(w + 8 * hd, hd, qa, qb, vscale, da + 8, db + 8, (__mmask8)(keep >> 8));
+        }
+        if (m < rows) score_tile16(w, q + m / group * qstride + m % group * hd, hd, scale, scores + m * span + j0, keep);
     }
     attention_rows_normalize(scores, npos, group, end0, window, lo, span, hd, out, ostride);
+    if (hd == 64 && group == 4) {
+        // Llama 3.2 1B's shape, compiled on its own (qb_attention_rows): a position's sixteen
+        // output vectors stay in registers for one pass over its range, each value row
+        // widened in registers for its four heads, as attention_group16 sums them. (The same
+        // loop with the shape a variable ran twice the paired tiles' time at 128 x 2.)
+        const int64_t nc = 4, units = 16;
+        const float *prob[16];
+        int64_t col[16];
+        for (int64_t i = 0; i < npos; i++) {
+            int64_t end = end0 + i, first = window_first(end, window);
+            __m512 acc[16];
+            for (int64_t u = 0; u < units; u++) {
+                acc[u] = _mm512_setzero_ps();
+                prob[u] = scores + (i * group + u / nc) * span - lo;
+                col[u] = 16 * (u % nc);
+            }
+            for (int64_t p = first; p < end; p++) value_row16(v + p * hd, nc, prob, p, col, units, acc);
+            for (int64_t u = 0; u < units; u++) _mm512_storeu_ps(out + i * ostride + 16 * u, acc[u]);
+        }
+        return;
+    }
     for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE16) {
         int64_t t = span - j0 < ATT_TILE16 ? span - j0 : ATT_TILE16;
         widen_rows16(QB_F16, (const uint8_t *)(v + (lo + j0) * hd), w, t, hd);
         for (int64_t i = 0; i < npos; i++) {
             int64_t p0, p1;
             if (!position_in_tile(end0 + i, window, lo + j0, t, &p0, &p1)) continue;
-            for (int64_t g = 0; g < group; g++)
-                accumulate_values16(scores + (i * group + g) * span + j0, w, p0, p1, out + i * ostride + g * hd, hd);
+            const float *pg = scores + i * group * span + j0;
+            float *og = out + i * ostride;
+            int64_t g = 0;
+            for (; g + 1 < group; g += 2)
+                accumulate_values_pair(pg + g * span, pg + (g + 1) * span, w, p0, p1, og + g * hd, og + (g + 1) * hd, hd);
+            if (g < group) accumulate_values16(pg + g * span, w, p0, p1, og + g * hd, hd);
         }
     }
 }
@@ -1014,9 +1112,14 @@ void qb_attention_rows(int32_t type, const float *q, int64_t qstride, int64_t np
                        float *out, int64_t ostride) {
     if (npos <= 0) return;
 #if defined(__AVX512F__)
-    // Head size 64 stays per position: the group kernel compiled for it alone (constant
-    // loops, accumulators in registers) was faster than the chunk's at any size tried.
-    if (type == QB_F16 && hd != 64 && hd <= 512 && hd % 32 == 0 && end0 > 0) {
+    // Llama 3.2 1B's shape compiled on its own: constant loops, its four heads' 64 columns in
+    // registers through the values.
+    if (type == QB_F16 && hd == 64 && group == 4 && end0 > 0) {
+        attention_rows16(q, qstride, npos, (const uint16_t *)k, (const uint16_t *)v, end0, window, 64, 4, scale, scores,
+                         out, ostride);
+        return;
+    }
+    if (type == QB_F16 && hd <= 512 && hd % 32 == 0 && end0 > 0) {
         attention_rows16(q, qstride, npos, (const uint16_t *)k, (const uint16_t *)v, end0, window, hd, group, scale,
                          scores, out, ostride);
         return;
