@@ -60,7 +60,7 @@ final class KVCacheTests: XCTestCase, SeededKernelTestCase {
     func testGroupedAttentionMatchesReferencePerHead() throws {
         try onEveryKernelSet {
             for type in KVCacheType.allCases {
-                for (hd, n, group) in [(64, 1, 4), (64, 37, 4), (64, 4100, 4), (256, 40, 4), (96, 16, 2), (128, 9, 1), (128, 40, 3), (32, 300, 3), (160, 48, 8), (64, 33, 17)] {
+                for (hd, n, group) in [(64, 1, 4), (64, 37, 4), (64, 4100, 4), (256, 40, 4), (96, 16, 2), (128, 9, 1), (128, 40, 3), (32, 300, 3), (160, 48, 8), (64, 33, 17), (256, 25, 3), (512, 20, 2)] {
                     let (cache, _, heldK, heldV) = filledCache(type, headDim: hd, positions: n)
                     let q = (0..<(group * hd)).map { _ in Float.random(in: -1...1, using: &rng) }
                     var scores = [Float](repeating: 0, count: group * n), out = [Float](repeating: .nan, count: group * hd)

@@ -2,7 +2,8 @@
 # Builds ../bounds-2026-11-30/micro/att.c (attention alone: a prefill's qb_attention_rows in
 # chunks of 8, or with `group` one decode position's qb_attention_group) against the kernels
 # of the tree at $ROOT (default: this repository) on the avx512 set, into $OUT/att.
-#   ROOT=/tmp/before OUT=/tmp/att-before sh build.sh   # the parent, from `git worktree add /tmp/before 66bfecd`
+#   ROOT=/tmp/before OUT=/tmp/att-before sh build.sh   # a parent, from `git worktree add /tmp/before 66bfecd`
+#                                                      # (micro/attention.txt; 6aff99b for micro/decode.txt)
 #   sh build.sh                                        # this tree, into /tmp/att-after
 # compare.sh alternates the two.
 set -eu
