@@ -19,14 +19,35 @@ void qb_softmax(float *x, int64_t n) {
     if (n <= 0) return;
     float m = x[0];
     int64_t i = 1;
-#if defined(__AVX2__)
-    // Eight running maxima: a serial scalar max waits on itself every element. max_ps keeps
-    // its second operand when either is NaN, as the scalar comparison below does.
+    // Running maxima in four chains of vectors: one chain waits on the max's latency every
+    // vector: 3-5% of a Llama 3.2 1B prefill chunk's attention (results/attention-pairs-2026-12-01/).
+    // The maximum of the same values in any order; a NaN anywhere makes every output NaN
+    // through exp_sum whichever maximum is found.
+#if defined(__AVX512F__)
+    if (n >= 16) {
+        __m512 a = _mm512_loadu_ps(x), b = a, c = a, d = a;
+        for (i = 16; i + 64 <= n; i += 64) {
+            a = _mm512_max_ps(_mm512_loadu_ps(x + i), a);
+            b = _mm512_max_ps(_mm512_loadu_ps(x + i + 16), b);
+            c = _mm512_max_ps(_mm512_loadu_ps(x + i + 32), c);
+            d = _mm512_max_ps(_mm512_loadu_ps(x + i + 48), d);
+        }
+        for (; i + 16 <= n; i += 16) a = _mm512_max_ps(_mm512_loadu_ps(x + i), a);
+        float r = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(a, b), _mm512_max_ps(c, d)));
+        m = r > m ? r : m;
+    }
+#elif defined(__AVX2__)
     if (n >= 8) {
-        __m256 vmax = _mm256_loadu_ps(x);
-        for (i = 8; i + 8 <= n; i += 8) vmax = _mm256_max_ps(_mm256_loadu_ps(x + i), vmax);
+        __m256 a = _mm256_loadu_ps(x), b = a, c = a, d = a;
+        for (i = 8; i + 32 <= n; i += 32) {
+            a = _mm256_max_ps(_mm256_loadu_ps(x + i), a);
+            b = _mm256_max_ps(_mm256_loadu_ps(x + i + 8), b);
+            c = _mm256_max_ps(_mm256_loadu_ps(x + i + 16), c);
+            d = _mm256_max_ps(_mm256_loadu_ps(x + i + 24), d);
+        }
+        for (; i + 8 <= n; i += 8) a = _mm256_max_ps(_mm256_loadu_ps(x + i), a);
         float lanes[8];
-        _mm256_storeu_ps(lanes, vmax);
+        _mm256_storeu_ps(lanes, _mm256_max_ps(_mm256_max_ps(a, b), _mm256_max_ps(c, d)));
         for (int l = 0; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
     }
 #endif
