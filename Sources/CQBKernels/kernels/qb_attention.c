@@ -1045,10 +1045,10 @@ static inline __attribute__((always_inline)) void attention_rows16(const float *
             __m512 acc[16];
             for (int64_t u = 0; u < units; u++) {
                 acc[u] = _mm512_setzero_ps();
-                prob[u] = scores + (i * group + u / nc) * span - lo;
+                prob[u] = scores + (i * group + u / nc) * span;
                 col[u] = 16 * (u % nc);
             }
-            for (int64_t p = first; p < end; p++) value_row16(v + p * hd, nc, prob, p, col, units, acc);
+            for (int64_t p = first; p < end; p++) value_row16(v + p * hd, nc, prob, p - lo, col, units, acc);
             for (int64_t u = 0; u < units; u++) _mm512_storeu_ps(out + i * ostride + 16 * u, acc[u]);
         }
         return;
