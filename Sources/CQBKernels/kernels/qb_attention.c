@@ -572,7 +572,7 @@ static inline __attribute__((always_inline)) void attention_group16(
     }
     // More units: each tile of values is widened once and each head's partial sums pass
     // through `out` between tiles (the same sums in the same order; widening the values
-    // again per 16 units cost as much as the multiply-adds).
+    // again per 16 units cost as much as the multiply-adds), two heads per value load.
     for (int64_t i = 0; i < units; i++) _mm512_storeu_ps(out + 16 * i, _mm512_setzero_ps());
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
         int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
