@@ -474,6 +474,17 @@ static inline __attribute__((always_inline)) void accumulate_values_pair(const f
     }
 }
 
+// accumulate_values16 for `group` heads over the same widened rows: head g's probabilities
+// at pg + g * stride, its outputs at og + g * hd; two heads per value load, the odd one alone.
+static inline __attribute__((always_inline)) void accumulate_values_heads(const float *pg, int64_t stride, const float *w,
+                                                                          int64_t p0, int64_t p1, float *og, int64_t hd,
+                                                                          int64_t group) {
+    int64_t g = 0;
+    for (; g + 1 < group; g += 2)
+        accumulate_values_pair(pg + g * stride, pg + (g + 1) * stride, w, p0, p1, og + g * hd, og + (g + 1) * hd, hd);
+    if (g < group) accumulate_values16(pg + g * stride, w, p0, p1, og + g * hd, hd);
+}
+
 // One f16 value row widened in registers (nc vectors) for every unit at once: unit i, 16
 // columns from col[i] of a head, takes prob[i][p] times them (the same products as through
 // a widened buffer, without its stores and loads).
@@ -578,10 +589,7 @@ static inline __attribute__((always_inline)) void attention_group16(
         int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
         normalize_tile16(scores, n, group, j0, t, inv);
         widen_rows16(type, (const uint8_t *)v + j0 * row, w, t, hd);
-        int64_t g = 0;
-        for (; g + 1 < group; g += 2)
-            accumulate_values_pair(scores + g * n + j0, scores + (g + 1) * n + j0, w, 0, t, out + g * hd, out + (g + 1) * hd, hd);
-        if (g < group) accumulate_values16(scores + g * n + j0, w, 0, t, out + g * hd, hd);
+        accumulate_values_heads(scores + j0, n, w, 0, t, out, hd, group);
     }
 }
 #endif
@@ -1059,12 +1067,7 @@ static inline __attribute__((always_inline)) void attention_rows16(const float *
         for (int64_t i = 0; i < npos; i++) {
             int64_t p0, p1;
             if (!position_in_tile(end0 + i, window, lo + j0, t, &p0, &p1)) continue;
-            const float *pg = scores + i * group * span + j0;
-            float *og = out + i * ostride;
-            int64_t g = 0;
-            for (; g + 1 < group; g += 2)
-                accumulate_values_pair(pg + g * span, pg + (g + 1) * span, w, p0, p1, og + g * hd, og + (g + 1) * hd, hd);
-            if (g < group) accumulate_values16(pg + g * span, w, p0, p1, og + g * hd, hd);
+            accumulate_values_heads(scores + i * group * span + j0, span, w, p0, p1, out + i * ostride, hd, group);
         }
     }
 }
