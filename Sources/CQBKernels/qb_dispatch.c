@@ -8,6 +8,7 @@
 #include "kernels/qb_kernel_list.h"
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -82,6 +83,32 @@ const char *qb_kernel_set_name(int32_t set) {
     }
 }
 
+// How the sixteen-row Q4_0 kernels prefetch on this CPU (qb_set_x16_prefetch). On AMD's Zen
+// 4 the hardware prefetcher alone streamed those groups from one core at the read probe's
+// rate, and the kernels' own prefetches took 27-28% (AVX-512) and 10-13% (AVX2) off that;
+// at two threads 11-14% on AVX-512, the AVX2 kernel within the noise either way
+// (results/x16-prefetch-zen4-2026-12-01/). Other CPUs keep them: on Intel's the far L2
+// prefetches of the other decode streams gained 12-21% from one core
+// (results/prefetch-l2-2026-11-28/), and this kernel has not been timed there without its own.
+static int32_t x16_prefetch_for_cpu(void) {
+    const char *env = getenv("QB_X16_PREFETCH");
+    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    // "AuthenticAMD" in EBX, EDX, ECX.
+    if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) return 0;
+#endif
+    return 1;
+}
+
+// Every set's tuning for this CPU, once, before a set is first made active.
+static void tune_sets(void) {
+    static atomic_flag done = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set_explicit(&done, memory_order_relaxed)) return;
+    const int32_t pf = x16_prefetch_for_cpu();
+    for (int32_t s = 0; s < QB_KERNELS_COUNT; s++) tables[s]->set_x16_prefetch(pf);
+}
+
 // The active set's table. It starts as `boot`, whose entries choose the set and then call
 // the chosen one's, so an entry point is one load and a tail call, with no first-call test.
 // One word, so a reader never sees a half-made choice; the tables are constant, so relaxed
@@ -91,6 +118,7 @@ static _Atomic(const qb_kernel_table *) active = &boot;
 
 int32_t qb_kernel_set_use(int32_t set) {
     if (set < 0 || set >= QB_KERNELS_COUNT || set > qb_kernel_set_best()) return 0;
+    tune_sets();
     atomic_store_explicit(&active, tables[set], memory_order_relaxed);
     return 1;
 }
@@ -99,6 +127,7 @@ int32_t qb_kernel_set_use(int32_t set) {
 // the meantime (qb_kernel_set_use, or another thread's first call) stands.
 __attribute__((noinline, cold)) static const qb_kernel_table *choose(void) {
     const int32_t best = qb_kernel_set_best();
+    tune_sets();
     int32_t set = best;
     const char *env = getenv("QB_KERNELS");
     if (env) {

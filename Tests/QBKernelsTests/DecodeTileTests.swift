@@ -94,7 +94,8 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
     }
 
     /// Sixteen-row groups: the kernel equals the definition and the four-row tiles bit for
-    /// bit (any group range, odd group counts, 1-14 activation rows, odd block counts), holds
+    /// bit (any group range, odd group counts, 1-14 activation rows, odd block counts, with
+    /// its own prefetches and without), holds
     /// the same stored blocks and values as the plain rows, and prefill from it is bitwise
     /// prefill from them.
     func testSixteenRowGroupsMatchTheFourRowTilesBitwise() throws {
@@ -113,11 +114,18 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
                     let x = activations(n, cols: cols)
                     let expected = x.reference.map { Reference.q4TileMatvec(plain, $0) }
                     let four = tiles(w4, x, ranges: [0..<(rows / 4)])
-                    for ranges in groups > 2 ? [[0..<groups], [0..<1, 1..<2, 2..<groups]] : [[0..<groups]] {
-                        let got = tiles(w16, x, ranges: ranges)
-                        for i in 0..<n {
-                            XCTAssertEqual(got[i], expected[i], "\(rows)x\(cols), \(n) rows, row \(i), calls \(ranges)")
-                            XCTAssertEqual(got[i], four[i], "\(rows)x\(cols), \(n) rows, row \(i): the four-row tiles")
+                    // With the kernels' own prefetches and with the hardware's alone (the
+                    // CPU's choice restored after).
+                    for prefetch in [Int32(1), 0] {
+                        let chosen = qb_set_x16_prefetch(prefetch)
+                        defer { qb_set_x16_prefetch(chosen) }
+                        for ranges in groups > 2 ? [[0..<groups], [0..<1, 1..<2, 2..<groups]] : [[0..<groups]] {
+                            let got = tiles(w16, x, ranges: ranges)
+                            for i in 0..<n {
+                                let at = "\(rows)x\(cols), \(n) rows, row \(i), calls \(ranges), prefetch \(prefetch)"
+                                XCTAssertEqual(got[i], expected[i], at)
+                                XCTAssertEqual(got[i], four[i], "\(at): the four-row tiles")
+                            }
                         }
                     }
                 }

@@ -12,6 +12,7 @@
 #include "qb_repack.h"
 #include "qb_scalar.h"
 #include "qb_tile16.h"
+#include <stdatomic.h>
 #include <string.h>
 
 // The definition, one output at a time: an exact integer sum per block, rounded once to
@@ -52,18 +53,32 @@ __attribute__((unused)) static void tiles_scalar(const uint8_t *w, const int row
     }
 }
 
+// Whether the sixteen-row kernels prefetch their stream themselves (qb_set_x16_prefetch).
+static _Atomic int32_t q40_x16_prefetch_on = 1;
+
+int32_t qb_set_x16_prefetch(int32_t on) {
+    return atomic_exchange_explicit(&q40_x16_prefetch_on, on != 0, memory_order_relaxed);
+}
+
+#if defined(__AVX2__)
+// A block's share of the next group (`next`, 288 bytes on) to L2 and the lines
+// TILE_PREFETCH_L1 x 4 past the block (`blk`) to L1.
+static inline __attribute__((always_inline)) void q40_x16_prefetch(const char *next, const char *blk) {
+    for (int l = 0; l < QB_Q40_X16_BYTES; l += 64) {
+        _mm_prefetch(next + l, _MM_HINT_T1);
+        _mm_prefetch(blk + 4 * TILE_PREFETCH_L1 + l, _MM_HINT_T0);
+    }
+}
+#endif
+
 #if defined(QB_AVX512)
-// Block b of a sixteen-row group (`next`: the following group, to L2 a block's share at a
-// time; the near lines to L1) unpacked into the tile's steps: low nibbles st[0..3], high
-// ones st[4..7].
+// Block b of a sixteen-row group unpacked into the tile's steps: low nibbles st[0..3], high
+// ones st[4..7]; with `pf`, q40_x16_prefetch's lines (`next`: the following group) first.
 static inline __attribute__((always_inline)) void x16_block_steps(const uint8_t *g, const char *next, int64_t b,
-                                                                  __m512i st[8]) {
+                                                                  __m512i st[8], const int pf) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     const uint8_t *blk = g + b * QB_Q40_X16_BYTES;
-    for (int l = 0; l < QB_Q40_X16_BYTES; l += 64) {
-        _mm_prefetch(next + b * QB_Q40_X16_BYTES + l, _MM_HINT_T1);
-        _mm_prefetch((const char *)blk + 4 * TILE_PREFETCH_L1 + l, _MM_HINT_T0);
-    }
+    if (pf) q40_x16_prefetch(next + b * QB_Q40_X16_BYTES, (const char *)blk);
     for (int t = 0; t < 4; t++) {
         const __m512i v = _mm512_loadu_si512((const void *)(blk + QB_Q40_X16_QS + 64 * t));
         st[t] = _mm512_and_si512(v, m4);
@@ -73,12 +88,12 @@ static inline __attribute__((always_inline)) void x16_block_steps(const uint8_t 
 
 // A sixteen-row group against R activation rows (1..8): its four vectors per block are the
 // tile's steps (low nibbles steps 0-3, high ones 4-7), met by the activations as in
-// tile_rows, with the same integer sums and float sequence. One linear stream: the next
-// group goes to L2 a block's share at a time, the near lines to L1 as far ahead as the
+// tile_rows, with the same integer sums and float sequence. One linear stream; with `pf` the
+// next group goes to L2 a block's share at a time, the near lines to L1 as far ahead as the
 // four-row tiles take their four streams together.
 static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, const qb_q8a *const *xs,
                                                            const int32_t *const *offs, float *const *ys, int64_t y0,
-                                                           int64_t nb, const int R) {
+                                                           int64_t nb, const int R, const int pf) {
     const char *next = (const char *)g + nb * QB_Q40_X16_BYTES;
     __m512 acc[8];
     for (int k = 0; k < R; k++) acc[k] = _mm512_setzero_ps();
@@ -86,7 +101,7 @@ static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, con
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = g + b * QB_Q40_X16_BYTES;
         __m512i st[8];
-        x16_block_steps(g, next, b, st);
+        x16_block_steps(g, next, b, st, pf);
         const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)blk));
         for (int k = 0; k < R; k++) {
             const qb_q8a *x = xs[k] + b;
@@ -99,8 +114,8 @@ static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, con
 
 // R rows (a constant) of a group, in one pass.
 static inline __attribute__((always_inline)) void x16_pass(const uint8_t *g, const qb_q8a *const *xs, const int32_t *const *offs,
-                                                           float *const *ys, int64_t y0, int64_t nb, const int R) {
-    x16_rows(g, xs, offs, ys, y0, nb, R);
+                                                           float *const *ys, int64_t y0, int64_t nb, const int R, const int pf) {
+    x16_rows(g, xs, offs, ys, y0, nb, R, pf);
 }
 
 // Two adjacent sixteen-row groups (the second `gb` bytes after `g`) against R activation
@@ -122,7 +137,7 @@ static inline __attribute__((always_inline)) void x16_pair_rows(const uint8_t *g
         __m512i st[2][8];
         __m512 dw[2];
         for (int j = 0; j < 2; j++) {
-            x16_block_steps(g + j * gb, next + j * gb, b, st[j]);
+            x16_block_steps(g + j * gb, next + j * gb, b, st[j], 1);
             dw[j] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(g + j * gb + b * QB_Q40_X16_BYTES)));
         }
         for (int k = 0; k < R; k++) {
@@ -170,24 +185,21 @@ static inline __attribute__((always_inline)) __m256i x16_half_sum(const int32_t 
 }
 
 // Halves [h0, h1) of a sixteen-row group against R activation rows (1..8). One or two rows
-// take both halves in one pass, a linear stream (the next group to L2 a block's share at a
-// time, the near lines to L1, as the AVX-512 kernel); more rows take a pass per half (its
+// take both halves in one pass, a linear stream (with `pf`, prefetched as the AVX-512
+// kernel's); more rows take a pass per half (its
 // eight steps and up to eight accumulators fill the 16 registers; both halves' would need
 // twice as many), the second pass reading the group from cache.
 static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, const qb_q8a *const *xs,
                                                            const int32_t *const *offs, float *const *ys, int64_t y0,
-                                                           int64_t nb, const int R, const int h0, const int h1) {
+                                                           int64_t nb, const int R, const int h0, const int h1,
+                                                           const int pf) {
     const char *next = (const char *)g + nb * QB_Q40_X16_BYTES;
     __m256 acc[8][2];
     for (int k = 0; k < R; k++)
         for (int h = h0; h < h1; h++) acc[k][h] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = g + b * QB_Q40_X16_BYTES;
-        if (h0 == 0)
-            for (int l = 0; l < QB_Q40_X16_BYTES; l += 64) {
-                _mm_prefetch(next + b * QB_Q40_X16_BYTES + l, _MM_HINT_T1);
-                _mm_prefetch((const char *)blk + 4 * TILE_PREFETCH_L1 + l, _MM_HINT_T0);
-            }
+        if (pf && h0 == 0) q40_x16_prefetch(next + b * QB_Q40_X16_BYTES, (const char *)blk);
         for (int h = h0; h < h1; h++) {
             __m256i st[8];
             x16_half_steps(blk, h, st);
@@ -205,10 +217,11 @@ static inline __attribute__((always_inline)) void x16_rows(const uint8_t *g, con
 
 // R rows (a constant) of a group: both halves at once for one or two, else half by half.
 static inline __attribute__((always_inline)) void x16_pass(const uint8_t *g, const qb_q8a *const *xs, const int32_t *const *offs,
-                                                           float *const *ys, int64_t y0, int64_t nb, const int R) {
-    if (R <= 2) return x16_rows(g, xs, offs, ys, y0, nb, R, 0, 2);
-    x16_rows(g, xs, offs, ys, y0, nb, R, 0, 1);
-    x16_rows(g, xs, offs, ys, y0, nb, R, 1, 2);
+                                                           float *const *ys, int64_t y0, int64_t nb, const int R,
+                                                           const int pf) {
+    if (R <= 2) return x16_rows(g, xs, offs, ys, y0, nb, R, 0, 2, pf);
+    x16_rows(g, xs, offs, ys, y0, nb, R, 0, 1, pf);
+    x16_rows(g, xs, offs, ys, y0, nb, R, 1, 2, pf);
 }
 #endif
 
@@ -230,9 +243,11 @@ TILE_SCHEDULE void qb_matvec_q4_0_tiles(const void *w, const qb_q8a *const *xs, 
 #endif
 }
 
-TILE_SCHEDULE void qb_matvec_q4_0_x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys,
-                                      int64_t n, int64_t g0, int64_t g1, int64_t cols) {
-    const int64_t nb = cols / 32;
+#if defined(__AVX2__)
+// Groups [g0, g1) against n activation rows, with the kernels' own prefetches.
+static inline __attribute__((always_inline)) void x16_groups(const void *w, const qb_q8a *const *xs,
+                                                             const int32_t *const *offs, float *const *ys, int64_t n,
+                                                             int64_t g0, int64_t g1, int64_t nb) {
 #if defined(QB_AVX512)
     // Two to four rows take the groups in pairs (x16_pair_rows); one row, whose decode
     // streams the weights from memory, keeps one linear stream, and more than four keep the
@@ -249,23 +264,37 @@ TILE_SCHEDULE void qb_matvec_q4_0_x16(const void *w, const qb_q8a *const *xs, co
         }
     }
 #endif
-#if defined(QB_AVX512) || defined(__AVX2__)
     for (int64_t g = g0; g < g1; g++) {
         const uint8_t *grp = (const uint8_t *)w + g * nb * QB_Q40_X16_BYTES;
         for (int64_t i = 0; i < n; i += 8) {
             const int32_t *const *o = offs + i;
             switch (n - i < 8 ? n - i : 8) {
-            case 8: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 8); break;
-            case 7: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 7); break;
-            case 6: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 6); break;
-            case 5: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 5); break;
-            case 4: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 4); break;
-            case 3: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 3); break;
-            case 2: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 2); break;
-            default: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 1); break;
+            case 8: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 8, 1); break;
+            case 7: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 7, 1); break;
+            case 6: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 6, 1); break;
+            case 5: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 5, 1); break;
+            case 4: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 4, 1); break;
+            case 3: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 3, 1); break;
+            case 2: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 2, 1); break;
+            default: x16_pass(grp, xs + i, o, ys + i, 16 * g, nb, 1, 1); break;
             }
         }
     }
+}
+#endif
+
+TILE_SCHEDULE void qb_matvec_q4_0_x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys,
+                                      int64_t n, int64_t g0, int64_t g1, int64_t cols) {
+    const int64_t nb = cols / 32;
+#if defined(__AVX2__)
+    // Batches keep the prefetches whatever the setting: on AMD's Zen 4, without them 4 rows
+    // took 1.2x and 8 rows 1.4x the time (results/x16-prefetch-zen4-2026-12-01/).
+    if (n == 1 && !atomic_load_explicit(&q40_x16_prefetch_on, memory_order_relaxed)) {
+        for (int64_t g = g0; g < g1; g++)
+            x16_pass((const uint8_t *)w + g * nb * QB_Q40_X16_BYTES, xs, offs, ys, 16 * g, nb, 1, 0);
+        return;
+    }
+    x16_groups(w, xs, offs, ys, n, g0, g1, nb);
 #else
     tiles_scalar((const uint8_t *)w, QB_Q40_X16_ROWS, xs, offs, ys, n, g0, g1, nb);
 #endif
