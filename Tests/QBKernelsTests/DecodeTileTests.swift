@@ -95,9 +95,8 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
 
     /// Sixteen-row groups: the kernel equals the definition and the four-row tiles bit for
     /// bit (any group range, odd group counts, 1-14 activation rows, odd block counts, with
-    /// its own prefetches and without), holds
-    /// the same stored blocks and values as the plain rows, and prefill from it is bitwise
-    /// prefill from them.
+    /// and without its own prefetches), holds the same stored blocks and values as the plain
+    /// rows, and prefill from it is bitwise prefill from them.
     func testSixteenRowGroupsMatchTheFourRowTilesBitwise() throws {
         try onEveryKernelSet {
             for (rows, cols) in [(80, 512), (16, 2048), (32, 96), (16, 32)] {
@@ -114,8 +113,8 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
                     let x = activations(n, cols: cols)
                     let expected = x.reference.map { Reference.q4TileMatvec(plain, $0) }
                     let four = tiles(w4, x, ranges: [0..<(rows / 4)])
-                    // With the kernels' own prefetches and with the hardware's alone (the
-                    // CPU's choice restored after).
+                    // With the kernel's own prefetches and with the hardware's alone (one
+                    // row; batches always prefetch), the CPU's choice restored after.
                     for prefetch in [Int32(1), 0] {
                         let chosen = qb_set_x16_prefetch(prefetch)
                         defer { qb_set_x16_prefetch(chosen) }

@@ -61,8 +61,8 @@ int32_t qb_set_x16_prefetch(int32_t on) {
 }
 
 #if defined(__AVX2__)
-// A block's share of the next group (`next`, 288 bytes on) to L2 and the lines
-// TILE_PREFETCH_L1 x 4 past the block (`blk`) to L1.
+// The next group's bytes at this block's place (`next`, one block's 288) to L2, and the
+// block's lines 4 x TILE_PREFETCH_L1 (2 KiB) ahead (`blk`) to L1.
 static inline __attribute__((always_inline)) void q40_x16_prefetch(const char *next, const char *blk) {
     for (int l = 0; l < QB_Q40_X16_BYTES; l += 64) {
         _mm_prefetch(next + l, _MM_HINT_T1);
