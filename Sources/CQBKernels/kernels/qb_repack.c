@@ -347,41 +347,44 @@ static inline __attribute__((always_inline)) void nibbles_x8_rows(const uint8_t 
     for (int k = 0; k < R; k++) x8_store(acc[k], ys[k], rows);
 }
 
-// Q8_0, two four-row groups at a time as the nibble types above: each row's block sum one
-// exact integer, then acc = fma(I, d x dx, acc), eight rows to a vector in row order. The
-// signed quants meet the activations through their magnitudes (|w| exact even for -128) with
-// the sign moved onto the activations, pairs of products at most 2 x 128 x 127, so every
-// vpmaddubsw is widened (vpmaddwd) before the next is added.
+// Q8_0: each row's block sum one exact integer, then acc = fma(I, d x dx, acc), for one
+// activation row a group at a time, for several two groups at a time as the nibble types
+// above (eight rows to a vector in row order). The signed quants meet the activations
+// through their magnitudes (|w| exact even for -128) with the sign moved onto the
+// activations, pairs of products at most 2 x 128 x 127, so every vpmaddubsw is widened
+// (vpmaddwd) before the next is added.
 
-// One activation row against groups g0 and g1 (g1 = g0 for a lone group): each row's 32
-// quants against the 32 activations, then the eight rows' eight partial sums to one each.
-static inline __attribute__((always_inline)) void q8_0x8(const uint8_t *g0, const uint8_t *g1, const qb_q8a *x, float *y,
-                                                         int64_t nb, const int rows) {
+// One activation row against one four-row group: each row's 32 quants against the 32
+// activations, then the four rows' eight partial sums to one each. A group at a time, the
+// weights are one linear stream; two groups at a time (as the nibble types and the batched
+// kernel below take them) they were two, and one Zen 4 core read the 1B's Q8_0 layers from
+// memory at 18.1 GB/s that way against 27.6 this way, two cores 25.3 against 29.0 (the read
+// probe 29.8 and 31.1; results/q8-0-avx2-one-stream-2026-12-01/).
+static inline __attribute__((always_inline)) void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, g0 += QB_X4_Q8_BYTES, g1 += QB_X4_Q8_BYTES, x++) {
-        x8_prefetch(g0, g1, PREFETCH_Q8, 3);
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += QB_X4_Q8_BYTES, x++) {
+        for (int l = 0; l < 3; l++) _mm_prefetch((const char *)g + PREFETCH_Q8 + 64 * l, _MM_HINT_T0);
+        qb_prefetch_l2(g, 3);
         const __m256i xv = _mm256_loadu_si256((const __m256i *)x->qs);
-        __m256i p[8];
-        for (int r = 0; r < 8; r++) {
-            const __m256i w = _mm256_loadu_si256((const __m256i *)((r < 4 ? g0 : g1) + QB_X4_QS + 32 * (r & 3)));
+        __m256i p[4];
+        for (int r = 0; r < 4; r++) {
+            const __m256i w = _mm256_loadu_si256((const __m256i *)(g + QB_X4_QS + 32 * r));
             p[r] = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xv, w)), ones);
         }
-        // Rows 0-3's sums of each 128-bit half in lanes 0-3 | 4-7, the same for rows 4-7.
-        const __m256i lo = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
-        const __m256i hi = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
-        const __m256i is = _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
-        const __m256 d = _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)g0), _mm_loadl_epi64((const __m128i *)g1)));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(x->d)), acc);
+        // The four rows' sums of each 128-bit half in lanes 0-3 | 4-7, then the halves added.
+        const __m256i q = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+        const __m128i is = _mm_add_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+        const __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(is), _mm_mul_ps(d, _mm_set1_ps(x->d)), acc);
     }
-    if (rows == 8) _mm256_storeu_ps(y, acc);
-    else _mm_storeu_ps(y, _mm256_castps256_ps128(acc));
+    _mm_storeu_ps(y, acc);
 }
 
-// R activation rows (2..X8_AVX2_BATCH) against groups g0 and g1 as q8_0x8: the eight rows'
-// quants transposed once per block into eight steps of four values of all eight rows (and
-// their magnitudes), so each activation row takes one broadcast of four bytes, one sign, one
-// vpmaddubsw and one vpmaddwd per step.
+// R activation rows (2..X8_AVX2_BATCH) against groups g0 and g1, each output's integer sums
+// and float sequence q8_0x4's: the eight rows' quants transposed once per block into eight
+// steps of four values of all eight rows (and their magnitudes), so each activation row takes
+// one broadcast of four bytes, one sign, one vpmaddubsw and one vpmaddwd per step.
 static inline __attribute__((always_inline)) void q8_0x8_rows(const uint8_t *g0, const uint8_t *g1, const qb_q8a *const *xs,
                                                               float *const *ys, int64_t nb, const int R, const int rows) {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -425,7 +428,8 @@ static inline __attribute__((always_inline)) void q8_0x8_rows(const uint8_t *g0,
 }
 
 // Groups [g0, g1) of a four-row matrix `w` against n activation rows, two groups at a time
-// (a lone last group alone), the rows X8_AVX2_BATCH at a time, each count a constant.
+// (a lone last group alone; a lone Q8_0 activation row a group at a time, q8_0x4), the rows
+// X8_AVX2_BATCH at a time, each count a constant.
 static inline __attribute__((always_inline)) void x8_groups(const uint8_t *w, const qb_q8a *const *xs, float *const *ys,
                                                             int64_t n, int64_t g0, int64_t g1, int64_t nb, const int32_t type) {
     const int64_t gb = nb * qb_x4_bytes(type);
@@ -451,7 +455,10 @@ static inline __attribute__((always_inline)) void x8_groups(const uint8_t *w, co
             case 2: QB_X8_PASS(2)
 #undef QB_X8_PASS
             default:
-                if (type == QB_Q8_0) q8_0x8(a, b, x[0], y[0], nb, rows);
+                if (type == QB_Q8_0) {
+                    q8_0x4(a, x[0], y[0], nb);
+                    if (rows == 8) q8_0x4(b, x[0], y[0] + 4, nb);
+                }
                 else nibbles_x8(a, b, x[0], y[0], nb, rows, type);
                 break;
             }
