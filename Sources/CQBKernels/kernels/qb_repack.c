@@ -201,15 +201,16 @@ static void matvec_scalar(int32_t type, const uint8_t *w, int64_t g, const qb_q8
 // 8192 x 8192 matrices, interleaved medians of 15).
 enum { PREFETCH_Q4 = 4096, PREFETCH_Q8 = 2048 };
 
-// The AVX2 set's decode of Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant), two four-row groups
-// at a time: eight rows, whose block sums stay exact integers (one per row and block) until
-// each meets its block's scales, so every row's float arithmetic is the same short sequence
-// however its integer was formed: acc = fma(I, d x dx, acc), then acc = fma(c, sx, acc), c the
-// row's offset times d (Q4_0 -8, Q5_0 -16: exact) or its minimum (Q4_1, Q5_1). The one-row
-// kernel and the batched one below form I differently (for one activation row, per group; for
-// several, per step of four values shared by all rows) and agree bit for bit. The eight rows
-// sit in the lanes in the order 0, 2, 4, 6, 1, 3, 5, 7 (rows 4-7 are the second group's 0-3),
-// which the in-lane shuffles give for free, and are put back in order once at the end.
+// The AVX2 set's decode of Q4_0, Q4_1, Q5_0 and Q5_1 (`type`, a constant) in four-row groups,
+// one activation row a group at a time, several two groups at a time: each row's block sums
+// stay exact integers (one per row and block) until each meets its block's scales, so every
+// row's float arithmetic is the same short sequence however its integer was formed:
+// acc = fma(I, d x dx, acc), then acc = fma(c, sx, acc), c the row's offset times d (Q4_0 -8,
+// Q5_0 -16: exact) or its minimum (Q4_1, Q5_1). The one-row kernel and the batched one below
+// form I differently (for one activation row, per group; for several, per step of four
+// values shared by all rows) and agree bit for bit. The batched kernel's eight rows sit in
+// the lanes in the order 0, 2, 4, 6, 1, 3, 5, 7 (rows 4-7 are the second group's 0-3), which
+// the in-lane shuffles give for free, and are put back in order once at the end.
 
 // One group-block's values as bytes (the fifth bits ORed on): v[0] values 0..15 of rows 0
 // (low lane) and 1 (high lane), v[1] of rows 2 and 3, v[2] and v[3] values 16..31 of the same.
@@ -262,36 +263,35 @@ static inline void x8_store(__m256 acc, float *y, const int rows) {
     else _mm_storeu_ps(y, _mm256_castps256_ps128(acc));
 }
 
-// One activation row against groups g0 and g1 (g1 = g0 for a lone group, its rows computed
-// twice and stored once). Per group two rows share one 32-byte load, each half of the
-// activations broadcast to both lanes; pairs of products stay within 2 x 31 x 128.
-static inline __attribute__((always_inline)) void nibbles_x8(const uint8_t *g0, const uint8_t *g1, const qb_q8a *x, float *y,
-                                                             int64_t nb, const int rows, const int32_t type) {
+// One activation row against one four-row group: one stream, where two groups at a time
+// read two (q8_0x4 below has the figures). Two rows share one 32-byte load, each half of the activations broadcast
+// to both lanes; pairs of products stay within 2 x 31 x 128. Each row's eight 16-bit partial
+// sums (four products each) go to four (eight products: at most 8 x 31 x 128), to two 32-bit
+// ones (lanes [0, 0, 2, 2 | 1, 1, 3, 3] by row), to one per row in row order.
+static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb,
+                                                             const int32_t type) {
     const __m256i ones = _mm256_set1_epi16(1);
     const int64_t step = qb_x4_bytes(type);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, g0 += step, g1 += step, x++) {
-        x8_prefetch(g0, g1, PREFETCH_Q4, 1);
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += step, x++) {
+        _mm_prefetch((const char *)g + PREFETCH_Q4, _MM_HINT_T0);
+        qb_prefetch_l2(g, 1);
         const __m256i xlo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)x->qs));
         const __m256i xhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(x->qs + 16)));
-        // Per group, each row's eight 16-bit partial sums (four products each) to four (eight
-        // products: at most 8 x 31 x 128), to two 32-bit ones; then to one per row: lanes 0, 2,
-        // 4, 6 | 1, 3, 5, 7.
-        __m256i m[2];
-        for (int k = 0; k < 2; k++) {
-            __m256i v[4];
-            x4_values(k ? g1 : g0, type, v);
-            const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(v[0], xlo), _mm256_maddubs_epi16(v[2], xhi));
-            const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(v[1], xlo), _mm256_maddubs_epi16(v[3], xhi));
-            m[k] = _mm256_madd_epi16(_mm256_hadd_epi16(p01, p23), ones);
-        }
-        const __m256i is = _mm256_hadd_epi32(m[0], m[1]);
-        __m256 d, c;
-        x8_scales(g0, g1, type, &d, &c);
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(d, _mm256_set1_ps(x->d)), acc);
-        acc = _mm256_fmadd_ps(c, _mm256_set1_ps(x->s), acc);
+        __m256i v[4];
+        x4_values(g, type, v);
+        const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(v[0], xlo), _mm256_maddubs_epi16(v[2], xhi));
+        const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(v[1], xlo), _mm256_maddubs_epi16(v[3], xhi));
+        const __m256i m = _mm256_madd_epi16(_mm256_hadd_epi16(p01, p23), ones);
+        const __m128i is = _mm_shuffle_epi32(_mm_hadd_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1)),
+                                             _MM_SHUFFLE(3, 1, 2, 0));
+        const __m128 d = _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)g));
+        const __m128 c = qb_q32_has_min(type) ? _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)(g + QB_X4_MIN)))
+                                              : _mm_mul_ps(d, _mm_set1_ps((float)qb_q32_offset(type)));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(is), _mm_mul_ps(d, _mm_set1_ps(x->d)), acc);
+        acc = _mm_fmadd_ps(c, _mm_set1_ps(x->s), acc);
     }
-    x8_store(acc, y, rows);
+    _mm_storeu_ps(y, acc);
 }
 
 // Activation rows per pass of the batched kernels (each pass reads the two groups from L1):
@@ -299,8 +299,8 @@ static inline __attribute__((always_inline)) void nibbles_x8(const uint8_t *g0, 
 // Xeon), eight the same as two passes of four.
 enum { X8_AVX2_BATCH = 8 };
 
-// R activation rows (2..X8_AVX2_BATCH, batched decode) against groups g0 and g1 as
-// nibbles_x8. The two groups' values are moved once per block into eight steps of four
+// R activation rows (2..X8_AVX2_BATCH, batched decode) against groups g0 and g1, each
+// output's integer sums and float sequence nibbles_x4's. The two groups' values are moved once per block into eight steps of four
 // values of all eight rows (32-bit in-lane unpacks), so each activation row takes one
 // broadcast of four bytes and one vpmaddubsw per step, its pairs summed in 16-bit lanes as
 // far as the values' width lets them (4 bits all eight steps: 8 x 2 x 15 x 128 = 30720;
@@ -356,10 +356,10 @@ static inline __attribute__((always_inline)) void nibbles_x8_rows(const uint8_t 
 
 // One activation row against one four-row group: each row's 32 quants against the 32
 // activations, then the four rows' eight partial sums to one each. A group at a time, the
-// weights are one linear stream; two groups at a time (as the nibble types and the batched
-// kernel below take them) they were two, and one Zen 4 core read the 1B's Q8_0 layers from
-// memory at 18.1 GB/s that way against 27.6 this way, two cores 25.3 against 29.0 (the read
-// probe 29.8 and 31.1; results/q8-0-avx2-one-stream-2026-12-01/).
+// weights are one linear stream; two groups at a time (as the batched kernel below takes
+// them) they were two, and one Zen 4 core read the 1B's Q8_0 layers from memory at 17.9 GB/s
+// that way against 26.7 this way (Q5_0 by nibbles_x4: 11.1 against 15.5; the read probe
+// 29.1 and 29.0; results/x4-avx2-one-stream-2026-12-01/).
 static inline __attribute__((always_inline)) void q8_0x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m128 acc = _mm_setzero_ps();
@@ -455,11 +455,11 @@ static inline __attribute__((always_inline)) void x8_groups(const uint8_t *w, co
             case 2: QB_X8_PASS(2)
 #undef QB_X8_PASS
             default:
-                if (type == QB_Q8_0) {
-                    q8_0x4(a, x[0], y[0], nb);
-                    if (rows == 8) q8_0x4(b, x[0], y[0] + 4, nb);
+                // One activation row: a group at a time (q8_0x4 says why).
+                for (int k = 0; k < rows / 4; k++) {
+                    if (type == QB_Q8_0) q8_0x4(k ? b : a, x[0], y[0] + 4 * k, nb);
+                    else nibbles_x4(k ? b : a, x[0], y[0] + 4 * k, nb, type);
                 }
-                else nibbles_x8(a, b, x[0], y[0], nb, rows, type);
                 break;
             }
         }

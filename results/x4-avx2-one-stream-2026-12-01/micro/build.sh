@@ -1,6 +1,6 @@
 #!/bin/sh
-# Builds ./q8 (in the current directory) from two trees' kernel sources: the AVX2 unit of BASE
-# (a commit, default 5d60bf7: one activation row against two four-row Q8_0 groups at a time)
+# Builds ./x4 (in the current directory) from two trees' kernel sources: the AVX2 unit of BASE
+# (a commit, default 5d60bf7: one activation row against two four-row groups at a time)
 # and of ROOT's working tree (default the repository this folder is in: a group at a time),
 # and ROOT's AVX-512 unit, each compiled as the package compiles it.
 set -e
@@ -17,5 +17,5 @@ unit() {  # prefix, tree, flags
 unit two2 "$tmp/base" "-march=x86-64-v3"
 unit one2 "$root" "-march=x86-64-v3"
 unit t512 "$root" "-march=x86-64-v4 -mavx512vnni -mprefer-vector-width=512"
-clang -O2 -march=x86-64-v3 -I"$root/Sources/CQBKernels/include" "$here/q8.c" "$tmp"/u_*.o -lpthread -lm -o q8
+clang -O2 -march=x86-64-v3 -I"$root/Sources/CQBKernels/include" "$here/x4.c" "$tmp"/u_*.o -lpthread -lm -o x4
 rm -rf "$tmp"

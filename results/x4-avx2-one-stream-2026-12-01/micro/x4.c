@@ -1,12 +1,13 @@
-// One token's Q8_0 layer products with the 1B file's shapes (its 112 products in four-row
-// groups, qb_matvec_repacked, one activation row) from memory, by the AVX2 unit of the base
-// tree (two groups at a time: two streams) and of this tree (a group at a time: one stream),
-// by this tree's AVX-512 unit, and the engine's read probe over the same bytes. With `hot`,
-// instead one 256 x 2048 product (557 KB, in L2) or the first ROWS rows of it, over and over.
+// One token's layer products with the 1B file's shapes in TYPE (q8_0, q5_0, q5_1, q4_1; its
+// 112 products in four-row groups, qb_matvec_repacked, one activation row) from memory, by
+// the AVX2 unit of the base tree (two groups at a time: two streams) and of this tree (a
+// group at a time: one stream), by this tree's AVX-512 unit, and the engine's read probe over
+// the same bytes. With `hot`, instead one 256 x 2048 product (in L2) or the first ROWS rows
+// of it, over and over.
 // One or two threads (each product split in halves of whole groups, a spinning barrier after
 // each, as the engine's pool spins); the variants take turns, the order rotated every pass.
 // Prints GB/s: median [min, max] over the passes.
-//   ./q8 PASSES THREADS [hot [ROWS]]
+//   ./x4 TYPE PASSES THREADS [hot [ROWS]]
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -36,6 +37,14 @@ static const struct {
 };
 enum { NV = sizeof V / sizeof V[0], NK = NV + 1, NM = 112, COLS = 2048 };
 
+// The formats: GGML type, block bytes, and the f16 fields every block gets (a 0.1 scale; Q4_1's
+// and Q5_1's minimum too), so no random byte makes an infinity or a NaN.
+static const struct {
+    const char *name;
+    int32_t type, block, halves;
+} T[] = {{"q8_0", QB_Q8_0, 34, 1}, {"q5_0", QB_Q5_0, 22, 1}, {"q5_1", QB_Q5_1, 24, 2}, {"q4_1", QB_Q4_1, 20, 2}};
+static int32_t type, block, halves;
+
 static uint8_t *w[NM], *hotw;
 static int64_t rows[NM], cols[NM];
 static int64_t hot_rows = 256, hot_reps = 64;
@@ -64,9 +73,9 @@ static void barrier(void) {
 
 // Thread t's share of groups [0, groups) of matrix m (cols columns) by variant k.
 static void share(int k, const uint8_t *m, int64_t groups, int64_t c, int t) {
-    const int64_t a = t * groups / threads, b = (t + 1) * groups / threads, gb = c / 32 * 34 * 4;
+    const int64_t a = t * groups / threads, b = (t + 1) * groups / threads, gb = c / 32 * block * 4;
     if (k == NV) sink ^= qb_t512_read_bandwidth_kernel(m + a * gb, (b - a) * gb / 256 * 256);
-    else V[k].f(QB_Q8_0, m, xq, y, a, b, c);
+    else V[k].f(type, m, xq, y, a, b, c);
 }
 
 static void work(int k, int t) {
@@ -104,13 +113,14 @@ static void fill(uint8_t *p, int64_t n) {
     for (int64_t i = 0; i < n; i++) p[i] = (uint8_t)((seed = seed * 1664525u + 1013904223u) >> 24);
 }
 
-// A random r x c Q8_0 matrix (scales 0.1) in four-row groups.
+// A random r x c matrix of the type (scales 0.1) in four-row groups.
 static uint8_t *matrix(int64_t r, int64_t c) {
-    const int64_t blocks = r * c / 32, bytes = blocks * 34;
+    const int64_t blocks = r * c / 32, bytes = blocks * block;
     uint8_t *plain = pages(bytes), *out = pages(bytes);
     fill(plain, bytes);
-    for (int64_t b = 0; b < blocks; b++) memcpy(plain + 34 * b, &(uint16_t){0x2E66}, 2);
-    qb_t512_repack(QB_Q8_0, 4, plain, out, 0, r / 4, c);
+    for (int64_t b = 0; b < blocks; b++)
+        for (int h = 0; h < halves; h++) memcpy(plain + block * b + 2 * h, &(uint16_t){0x2E66}, 2);
+    qb_t512_repack(type, 4, plain, out, 0, r / 4, c);
     free(plain);
     return out;
 }
@@ -121,10 +131,17 @@ static int cmp(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    const int passes = argc > 1 ? atoi(argv[1]) : 9;
-    threads = argc > 2 ? atoi(argv[2]) : 1;
-    hot = argc > 3 && !strcmp(argv[3], "hot");
-    if (argc > 4) hot_rows = atoi(argv[4]);
+    int t = -1;
+    for (int i = 0; argc > 1 && i < (int)(sizeof T / sizeof T[0]); i++)
+        if (!strcmp(argv[1], T[i].name)) t = i;
+    if (t < 0) return 2;
+    type = T[t].type;
+    block = T[t].block;
+    halves = T[t].halves;
+    const int passes = argc > 2 ? atoi(argv[2]) : 9;
+    threads = argc > 3 ? atoi(argv[3]) : 1;
+    hot = argc > 4 && !strcmp(argv[4], "hot");
+    if (argc > 5) hot_rows = atoi(argv[5]);
     if (passes < 1 || passes > 1000 || threads < 1 || threads > 2 || hot_rows < 8 || hot_rows > 256 || hot_rows % 8) return 2;
     hot_reps = 256 * 64 / hot_rows;
     static const int64_t layer[7][2] = {{2048, 2048}, {512, 2048}, {512, 2048}, {2048, 2048},
@@ -132,13 +149,13 @@ int main(int argc, char **argv) {
     int64_t bytes = 0;
     if (hot) {
         hotw = matrix(256, COLS);
-        bytes = hot_rows * COLS / 32 * 34 * hot_reps;
+        bytes = hot_rows * COLS / 32 * block * hot_reps;
     } else {
         for (int i = 0; i < NM; i++) {
             rows[i] = layer[i % 7][0];
             cols[i] = layer[i % 7][1];
             w[i] = matrix(rows[i], cols[i]);
-            bytes += rows[i] * cols[i] / 32 * 34;
+            bytes += rows[i] * cols[i] / 32 * block;
         }
     }
     xq = aligned_alloc(64, 256 * sizeof(qb_q8a));
@@ -167,8 +184,10 @@ int main(int argc, char **argv) {
         barrier();
         pthread_join(th, NULL);
     }
-    if (hot) printf("%d thread(s), hot: the first %lld rows of a 256 x 2048 product, %.0f MB a pass", threads, (long long)hot_rows, (double)bytes / 1e6);
-    else printf("%d thread(s), from memory: the 1B's Q8_0 layers, %.0f MB a pass", threads, (double)bytes / 1e6);
+    if (hot)
+        printf("%s, %d thread(s), hot: the first %lld rows of a 256 x 2048 product, %.0f MB a pass", T[t].name, threads,
+               (long long)hot_rows, (double)bytes / 1e6);
+    else printf("%s, %d thread(s), from memory: the 1B's layers, %.0f MB a pass", T[t].name, threads, (double)bytes / 1e6);
     printf(", %d passes; GB/s median [min, max]\n", passes);
     for (int k = 0; k < NK; k++) {
         qsort(g + k * passes, (size_t)passes, sizeof(double), cmp);
