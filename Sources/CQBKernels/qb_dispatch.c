@@ -101,6 +101,8 @@ static int32_t x16_prefetch_for_cpu(void) {
     return 1;
 }
 
+int32_t qb_kernel_x16_prefetch(void) { return x16_prefetch_for_cpu(); }
+
 // Every set's tuning for this CPU, once, before a set is first made active.
 static void tune_sets(void) {
     static atomic_flag done = ATOMIC_FLAG_INIT;

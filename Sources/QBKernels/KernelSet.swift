@@ -38,6 +38,15 @@ public enum KernelSet: Int32, CaseIterable, Sendable, Comparable, CustomStringCo
 
     public static func < (a: KernelSet, b: KernelSet) -> Bool { a.rawValue < b.rawValue }
 
+    /// The environment variable that overrides `x16Prefetch` ("0" or "1").
+    public static let x16PrefetchVariable = "QB_X16_PREFETCH"
+
+    /// Whether one-row Q4_0 decode from sixteen-row groups prefetches its stream itself
+    /// (true) or leaves it to the hardware prefetcher (false): false on AMD CPUs, where the
+    /// hardware alone streamed it faster, true elsewhere, unless `QB_X16_PREFETCH` says.
+    /// The same in every set; results record it.
+    public static var x16Prefetch: Bool { qb_kernel_x16_prefetch() != 0 }
+
     /// The set the kernels run now.
     public static var active: KernelSet { KernelSet(rawValue: qb_kernel_set()) ?? .portable }
 

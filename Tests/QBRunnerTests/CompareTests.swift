@@ -149,4 +149,18 @@ final class CompareTests: XCTestCase {
         XCTAssertTrue(md.contains("| case | metric | base | new | ratio [95% CI] | change | p | p (Holm) | verdict |"))
         XCTAssertTrue(md.contains("report only"))
     }
+
+    /// The one-row Q4_0 prefetch choice (QB_X16_PREFETCH) is named when the two results ran
+    /// it differently, and not when either predates the field.
+    func testX16PrefetchDifferenceIsReported() {
+        var base = Self.result(["a": [.decodeTokensPerSecond: [1, 2, 3]]]), new = base
+        base.environment.x16Prefetch = true
+        new.environment.x16Prefetch = false
+        let warnings = BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings
+        XCTAssertTrue(warnings.contains("one-row Q4_0 prefetch (QB_X16_PREFETCH) differs: base on, new off"), "\(warnings)")
+        new.environment.x16Prefetch = nil
+        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_X16_PREFETCH") })
+        new.environment.x16Prefetch = true
+        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_X16_PREFETCH") })
+    }
 }

@@ -22,6 +22,10 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
     /// CPU runs unless `QB_KERNELS` lowered it. Nil in results written before the kernels
     /// were compiled per instruction set (those binaries were built for the CPU they ran on).
     public var kernelSet: String?
+    /// Whether one-row Q4_0 decode from sixteen-row groups prefetched its stream itself
+    /// (`KernelSet.x16Prefetch`: off on AMD CPUs unless `QB_X16_PREFETCH` said otherwise).
+    /// Nil in results written before it was recorded.
+    public var x16Prefetch: Bool?
     /// The Swift compiler version the binary was built with (major.minor).
     public var swiftVersion: String
     public var os: String
@@ -36,6 +40,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case commit, dirty, buildConfiguration = "build_configuration", buildFlags = "build_flags", kernelSet = "kernel_set"
+        case x16Prefetch = "q4_0_x16_prefetch"
         case swiftVersion = "swift_version", os, kernel, hostname, cpuModel = "cpu_model", cpuFlags = "cpu_flags"
         case logicalCores = "logical_cores", threads
     }
@@ -45,6 +50,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
         EnvironmentInfo(
             commit: BuildInfo.commit, dirty: BuildInfo.dirty,
             buildConfiguration: buildConfiguration, buildFlags: buildFlags, kernelSet: KernelSet.active.name,
+            x16Prefetch: KernelSet.x16Prefetch,
             swiftVersion: swiftVersion,
             os: osName(), kernel: uname().release, hostname: ProcessInfo.processInfo.hostName, cpuModel: CPUInfo.modelName,
             cpuFlags: CPUInfo.flags, logicalCores: ProcessInfo.processInfo.activeProcessorCount, threads: threads)
@@ -60,6 +66,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
             swift: \(swiftVersion)
             flags: \(buildFlags.joined(separator: " "))
             kernels: \(KernelSet.active.name) (this CPU's best: \(KernelSet.best.name); \(KernelSet.environmentVariable)=\(KernelSet.allCases.map(\.name).joined(separator: "|")) lowers it)
+            one-row Q4_0 decode prefetches its stream: \(KernelSet.x16Prefetch ? "yes" : "no, the hardware prefetcher does") (\(KernelSet.x16PrefetchVariable)=0|1 sets it)
             """
     }
 
