@@ -83,16 +83,22 @@ const char *qb_kernel_set_name(int32_t set) {
     }
 }
 
-// How the sixteen-row Q4_0 kernels prefetch on this CPU (qb_set_x16_prefetch). On AMD's Zen
-// 4 the hardware prefetcher alone streamed those groups from one core at the read probe's
-// rate, and the kernels' own prefetches took 27-28% (AVX-512) and 10-13% (AVX2) off that;
-// at two threads 11-14% on AVX-512, the AVX2 kernel within the noise either way
-// (results/x16-prefetch-zen4-2026-12-01/). Other CPUs keep them: on Intel's the far L2
-// prefetches of the other decode streams gained 12-21% from one core
-// (results/prefetch-l2-2026-11-28/), and this kernel has not been timed there without its own.
-static int32_t x16_prefetch_for_cpu(void) {
-    const char *env = getenv("QB_X16_PREFETCH");
-    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
+// Whether the one-row decode streams qb_set_stream_prefetch names prefetch themselves on this
+// CPU. On AMD's Zen 4 the hardware prefetcher alone streamed the sixteen-row Q4_0 groups from
+// one core at the read probe's rate, and the kernels' own prefetches took 27-28% (AVX-512) and
+// 10-13% (AVX2) off that; at two threads 11-14% on AVX-512, the AVX2 kernel within the noise
+// either way (results/x16-prefetch-zen4-2026-12-01/). The AVX-512 Q8_0 four-row stream read
+// 1.27x as fast without its own there (results/x4-avx2-one-stream-2026-12-01/). Other CPUs
+// keep them: on Intel's the far L2 prefetches of the other decode streams gained 12-21% from
+// one core (results/prefetch-l2-2026-11-28/), and these kernels have not been timed there
+// without their own. QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) "0" or "1"
+// overrides.
+static int32_t stream_prefetch_for_cpu(void) {
+    const char *names[] = {"QB_STREAM_PREFETCH", "QB_X16_PREFETCH"};
+    for (int i = 0; i < 2; i++) {
+        const char *env = getenv(names[i]);
+        if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
+    }
 #if defined(__x86_64__)
     unsigned a, b, c, d;
     // "AuthenticAMD" in EBX, EDX, ECX.
@@ -101,14 +107,14 @@ static int32_t x16_prefetch_for_cpu(void) {
     return 1;
 }
 
-int32_t qb_kernel_x16_prefetch(void) { return x16_prefetch_for_cpu(); }
+int32_t qb_kernel_stream_prefetch(void) { return stream_prefetch_for_cpu(); }
 
 // Every set's tuning for this CPU, once, before a set is first made active.
 static void tune_sets(void) {
     static atomic_flag done = ATOMIC_FLAG_INIT;
     if (atomic_flag_test_and_set_explicit(&done, memory_order_relaxed)) return;
-    const int32_t pf = x16_prefetch_for_cpu();
-    for (int32_t s = 0; s < QB_KERNELS_COUNT; s++) tables[s]->set_x16_prefetch(pf);
+    const int32_t pf = stream_prefetch_for_cpu();
+    for (int32_t s = 0; s < QB_KERNELS_COUNT; s++) tables[s]->set_stream_prefetch(pf);
 }
 
 // The active set's table. It starts as `boot`, whose entries choose the set and then call

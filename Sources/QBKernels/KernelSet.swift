@@ -38,14 +38,15 @@ public enum KernelSet: Int32, CaseIterable, Sendable, Comparable, CustomStringCo
 
     public static func < (a: KernelSet, b: KernelSet) -> Bool { a.rawValue < b.rawValue }
 
-    /// The environment variable that overrides `x16Prefetch` ("0" or "1").
-    public static let x16PrefetchVariable = "QB_X16_PREFETCH"
+    /// The environment variable that overrides `streamPrefetch` ("0" or "1"; its first name,
+    /// `QB_X16_PREFETCH`, is read too).
+    public static let streamPrefetchVariable = "QB_STREAM_PREFETCH"
 
-    /// Whether one-row Q4_0 decode from sixteen-row groups prefetches its stream itself
-    /// (true) or leaves it to the hardware prefetcher (false): false on AMD CPUs, where the
-    /// hardware alone streamed it faster, true elsewhere, unless `QB_X16_PREFETCH` says.
-    /// The same in every set; results record it.
-    public static var x16Prefetch: Bool { qb_kernel_x16_prefetch() != 0 }
+    /// Whether the one-row decode streams timed faster without their own prefetches on some
+    /// CPU (Q4_0 from sixteen-row groups; Q8_0 from four-row groups on the avx512 set)
+    /// prefetch themselves (true) or leave it to the hardware prefetcher (false): false on
+    /// AMD CPUs, true elsewhere, unless `QB_STREAM_PREFETCH` says. Results record it.
+    public static var streamPrefetch: Bool { qb_kernel_stream_prefetch() != 0 }
 
     /// The set the kernels run now.
     public static var active: KernelSet { KernelSet(rawValue: qb_kernel_set()) ?? .portable }

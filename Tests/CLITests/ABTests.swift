@@ -69,8 +69,8 @@ final class ABTests: XCTestCase {
         XCTAssertEqual((env["commit"] as? String)?.count ?? 0 >= 7 || env["commit"] as? String == "unknown", true)
         // Which kernel set ran (issue 19): one of the sets' names.
         XCTAssertTrue(["avx512", "avx2", "portable"].contains(env["kernel_set"] as? String ?? ""), "\(env)")
-        // And whether one-row Q4_0 decode prefetched its stream (QB_X16_PREFETCH).
-        XCTAssertNotNil(env["q4_0_x16_prefetch"] as? Bool, "\(env)")
+        // And whether the decode streams prefetched themselves (QB_STREAM_PREFETCH).
+        XCTAssertNotNil(env["stream_prefetch"] as? Bool, "\(env)")
         let counters = try XCTUnwrap(doc["work_counters"] as? [String: Any])
         XCTAssertNotNil(counters["available"] as? Bool)
 
@@ -277,10 +277,13 @@ final class ABTests: XCTestCase {
         XCTAssertEqual(v.status, 0)
         XCTAssertTrue(v.stdout.contains("commit: "), v.stdout)
         XCTAssertTrue(v.stdout.contains("build configuration: debug") || v.stdout.contains("build configuration: release"), v.stdout)
-        // QB_X16_PREFETCH overrides the CPU's choice, and --version says which is in force.
-        let on = try cli.quantbench(["--version"], environment: ["QB_X16_PREFETCH": "1"])
-        XCTAssertTrue(on.stdout.contains("one-row Q4_0 decode prefetches its stream: yes"), on.stdout)
-        let off = try cli.quantbench(["--version"], environment: ["QB_X16_PREFETCH": "0"])
-        XCTAssertTrue(off.stdout.contains("one-row Q4_0 decode prefetches its stream: no, the hardware prefetcher does"), off.stdout)
+        // QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) overrides the CPU's choice,
+        // and --version says which is in force.
+        for name in ["QB_STREAM_PREFETCH", "QB_X16_PREFETCH"] {
+            let on = try cli.quantbench(["--version"], environment: [name: "1"])
+            XCTAssertTrue(on.stdout.contains("one-row decode streams prefetch themselves: yes"), "\(name): \(on.stdout)")
+            let off = try cli.quantbench(["--version"], environment: [name: "0"])
+            XCTAssertTrue(off.stdout.contains("one-row decode streams prefetch themselves: no, the hardware prefetcher does"), "\(name): \(off.stdout)")
+        }
     }
 }

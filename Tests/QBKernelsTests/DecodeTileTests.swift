@@ -116,8 +116,8 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
                     // With the kernel's own prefetches and with the hardware's alone (one
                     // row; batches always prefetch), the CPU's choice restored after.
                     for prefetch in [Int32(1), 0] {
-                        let chosen = qb_set_x16_prefetch(prefetch)
-                        defer { qb_set_x16_prefetch(chosen) }
+                        let chosen = qb_set_stream_prefetch(prefetch)
+                        defer { qb_set_stream_prefetch(chosen) }
                         for ranges in groups > 2 ? [[0..<groups], [0..<1, 1..<2, 2..<groups]] : [[0..<groups]] {
                             let got = tiles(w16, x, ranges: ranges)
                             for i in 0..<n {

@@ -225,6 +225,26 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// One-row Q8_0 decode from the four-row layout gives the same outputs with the kernel's
+    /// own prefetches and without (`qb_set_stream_prefetch`: on AMD CPUs the AVX-512 set's
+    /// stream is left to the hardware prefetcher), the CPU's choice restored after.
+    func testQ8_0OneRowIsTheSameWithAndWithoutPrefetches() throws {
+        try onEveryKernelSet {
+            let rows = 36, cols = 320
+            let plain = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 1))
+            let packed = try XCTUnwrap(plain.interleavedForDecode(pool: ThreadPool(threads: 1)))
+            let x = randoms(cols, scale: 3)
+            var got: [[Float]] = []
+            for prefetch in [Int32(1), 0] {
+                let chosen = qb_set_stream_prefetch(prefetch)
+                defer { qb_set_stream_prefetch(chosen) }
+                got.append(matvec(packed, x, threads: 1))
+            }
+            XCTAssertEqual(got[0], got[1], "bitwise the same either way")
+            XCTAssertLessThan(relativeError(got[1], Reference.matvec(plain, x)), 2e-5, "without prefetches")
+        }
+    }
+
     /// The four-row layout's decode, alone and batched, at the values' extremes: every value
     /// the format's largest (Q5's fifth bits all set; Q8_0's -128) against activations that
     /// all quantize to +127, to -127, or alternate by block, where a 16-bit partial sum

@@ -150,17 +150,17 @@ final class CompareTests: XCTestCase {
         XCTAssertTrue(md.contains("report only"))
     }
 
-    /// The one-row Q4_0 prefetch choice (QB_X16_PREFETCH) is named when the two results ran
-    /// it differently, and not when either predates the field.
-    func testX16PrefetchDifferenceIsReported() {
+    /// The decode stream prefetch choice (QB_STREAM_PREFETCH) is named when the two results
+    /// ran it differently, and not when either predates the field.
+    func testStreamPrefetchDifferenceIsReported() {
         var base = Self.result(["a": [.decodeTokensPerSecond: [1, 2, 3]]]), new = base
-        base.environment.x16Prefetch = true
-        new.environment.x16Prefetch = false
+        base.environment.streamPrefetch = true
+        new.environment.streamPrefetch = false
         let warnings = BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings
-        XCTAssertTrue(warnings.contains("one-row Q4_0 prefetch (QB_X16_PREFETCH) differs: base on, new off"), "\(warnings)")
-        new.environment.x16Prefetch = nil
-        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_X16_PREFETCH") })
-        new.environment.x16Prefetch = true
-        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_X16_PREFETCH") })
+        XCTAssertTrue(warnings.contains("decode stream prefetch (QB_STREAM_PREFETCH) differs: base on, new off"), "\(warnings)")
+        new.environment.streamPrefetch = nil
+        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_STREAM_PREFETCH") })
+        new.environment.streamPrefetch = true
+        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_STREAM_PREFETCH") })
     }
 }

@@ -34,12 +34,13 @@ void qb_matvec_q4_0_tiles(const void *w, const qb_q8a *const *xs, const int32_t 
 void qb_matvec_q4_0_x16(const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n,
                         int64_t g0, int64_t g1, int64_t cols);
 
-// Whether qb_matvec_q4_0_x16 for one activation row issues its own prefetches (on: a
-// block's share of the next group to L2, the lines 2 KiB ahead to L1) or leaves its stream
-// to the hardware prefetcher (off); batches always prefetch. The active set's kernels read it
-// on each call; qb_dispatch.c sets it for the CPU
-// when it first chooses a set (QB_X16_PREFETCH=0 or 1 overrides). Returns the setting it
-// replaces.
-int32_t qb_set_x16_prefetch(int32_t on);
+// Whether the one-row decode streams that were timed faster without their own prefetches on
+// some CPU issue them (on) or leave the stream to the hardware prefetcher (off): Q4_0 from
+// sixteen-row groups (qb_matvec_q4_0_x16; its prefetches a block's share of the next group
+// to L2, the lines 2 KiB ahead to L1) and, on the AVX-512 set, Q8_0 from four-row groups
+// (qb_matvec_repacked). Batches always prefetch. The set's kernels read it on each call;
+// qb_dispatch.c sets it for the CPU when it first chooses a set (QB_STREAM_PREFETCH=0 or 1
+// overrides). Returns the setting it replaces.
+int32_t qb_set_stream_prefetch(int32_t on);
 
 #endif

@@ -55,7 +55,7 @@
 #define qb_matvec_q4_0_tiles_fast QB_ISA_NAME(matvec_q4_0_tiles_fast)
 #define qb_matvec_q4_0_tiles QB_ISA_NAME(matvec_q4_0_tiles)
 #define qb_matvec_q4_0_x16 QB_ISA_NAME(matvec_q4_0_x16)
-#define qb_set_x16_prefetch QB_ISA_NAME(set_x16_prefetch)
+#define qb_set_stream_prefetch QB_ISA_NAME(set_stream_prefetch)
 #define qb_rmsnorm QB_ISA_NAME(rmsnorm)
 #define qb_softmax QB_ISA_NAME(softmax)
 #define qb_argmax_f32 QB_ISA_NAME(argmax_f32)

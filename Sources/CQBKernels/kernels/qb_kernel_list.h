@@ -135,7 +135,7 @@
       (const void *w, const qb_q8a *const *xs, const int32_t *const *offs, float *const *ys, int64_t n, int64_t g0,  \
        int64_t g1, int64_t cols),                                                                                    \
       (w, xs, offs, ys, n, g0, g1, cols))                                                                            \
-    R(int32_t, set_x16_prefetch, (int32_t on), (on))                                                                 \
+    R(int32_t, set_stream_prefetch, (int32_t on), (on))                                                              \
     /* qb_ops.h */                                                                                                   \
     V(rmsnorm, (const float *x, const float *weight, float *out, int64_t n, float eps), (x, weight, out, n, eps))     \
     V(softmax, (float *x, int64_t n), (x, n))                                                                        \

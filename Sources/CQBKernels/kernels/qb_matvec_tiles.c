@@ -53,11 +53,8 @@ __attribute__((unused)) static void tiles_scalar(const uint8_t *w, const int row
     }
 }
 
-// Whether the sixteen-row kernels prefetch their stream themselves (qb_set_x16_prefetch).
-static _Atomic int32_t q40_x16_prefetch_on = 1;
-
-int32_t qb_set_x16_prefetch(int32_t on) {
-    return atomic_exchange_explicit(&q40_x16_prefetch_on, on != 0, memory_order_relaxed);
+int32_t qb_set_stream_prefetch(int32_t on) {
+    return atomic_exchange_explicit(&qb_stream_prefetch_on, on != 0, memory_order_relaxed);
 }
 
 #if defined(__AVX2__)
@@ -289,7 +286,7 @@ TILE_SCHEDULE void qb_matvec_q4_0_x16(const void *w, const qb_q8a *const *xs, co
 #if defined(__AVX2__)
     // Batches keep the prefetches whatever the setting: on AMD's Zen 4, without them 4 rows
     // took 1.2x and 8 rows 1.4x the time (results/x16-prefetch-zen4-2026-12-01/).
-    if (n == 1 && !atomic_load_explicit(&q40_x16_prefetch_on, memory_order_relaxed)) {
+    if (n == 1 && !qb_stream_prefetch()) {
         for (int64_t g = g0; g < g1; g++)
             x16_pass((const uint8_t *)w + g * nb * QB_Q40_X16_BYTES, xs, offs, ys, 16 * g, nb, 1, 0);
         return;

@@ -6,6 +6,7 @@
 // kernels), and the vector exponential shared by softmax and attention.
 #ifndef QB_SCALAR_H
 #define QB_SCALAR_H
+#include <stdatomic.h>
 #include <stdint.h>
 #include <math.h>
 #include <string.h>
@@ -36,6 +37,11 @@ static inline __attribute__((always_inline)) void qb_prefetch_l2(const void *p, 
     for (int l = 0; l < lines; l++) _mm_prefetch((const char *)p + QB_L2_AHEAD + 64 * l, _MM_HINT_T1);
 }
 #endif
+
+// qb_set_stream_prefetch's setting (qb_matvec_tiles.h): the kernels it names read it once a
+// call, relaxed (a call covers at least 32 KiB of weights).
+static _Atomic int32_t qb_stream_prefetch_on = 1;
+static inline int qb_stream_prefetch(void) { return atomic_load_explicit(&qb_stream_prefetch_on, memory_order_relaxed); }
 
 // QB_REASSOC opens a block whose float reductions may be reassociated (vectorized).
 #define QB_REASSOC _Pragma("clang fp reassociate(on)")

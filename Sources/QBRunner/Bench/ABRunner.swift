@@ -229,8 +229,8 @@ public struct ABRunner: Sendable {
             if let ka = a.environment.kernelSet, let kb = b.environment.kernelSet, ka != kb {
                 warnings.append("kernel sets differ: baseline \(ka), candidate \(kb) (QB_KERNELS)")
             }
-            if let pa = a.environment.x16Prefetch, let pb = b.environment.x16Prefetch, pa != pb {
-                warnings.append("one-row Q4_0 prefetch differs: baseline \(pa ? "on" : "off"), candidate \(pb ? "on" : "off") (QB_X16_PREFETCH)")
+            if let pa = a.environment.streamPrefetch, let pb = b.environment.streamPrefetch, pa != pb {
+                warnings.append("decode stream prefetch differs: baseline \(pa ? "on" : "off"), candidate \(pb ? "on" : "off") (QB_STREAM_PREFETCH)")
             }
             if a.settings.minSampleSeconds != b.settings.minSampleSeconds {
                 warnings.append("sample timing differs (the baseline predates minimum sample times?): baseline \(a.settings.minSampleSeconds.map { "\($0) s" } ?? "one operation"), candidate \(b.settings.minSampleSeconds.map { "\($0) s" } ?? "one operation")")

@@ -50,8 +50,8 @@ public struct BenchComparison: Sendable {
         differ("build", base.environment.buildConfiguration, new.environment.buildConfiguration)
         // Results from before the field was recorded ran their build machine's set: not known.
         if let a = base.environment.kernelSet, let b = new.environment.kernelSet { differ("kernel set", a, b) }
-        if let a = base.environment.x16Prefetch, let b = new.environment.x16Prefetch {
-            differ("one-row Q4_0 prefetch (QB_X16_PREFETCH)", a ? "on" : "off", b ? "on" : "off")
+        if let a = base.environment.streamPrefetch, let b = new.environment.streamPrefetch {
+            differ("decode stream prefetch (QB_STREAM_PREFETCH)", a ? "on" : "off", b ? "on" : "off")
         }
         differ("KV cache type", base.settings.kvType, new.settings.kvType)
         differ("minimum sample time", base.settings.minSampleSeconds.map { "\($0) s" } ?? "none", new.settings.minSampleSeconds.map { "\($0) s" } ?? "none")

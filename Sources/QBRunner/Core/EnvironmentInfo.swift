@@ -22,10 +22,10 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
     /// CPU runs unless `QB_KERNELS` lowered it. Nil in results written before the kernels
     /// were compiled per instruction set (those binaries were built for the CPU they ran on).
     public var kernelSet: String?
-    /// Whether one-row Q4_0 decode from sixteen-row groups prefetched its stream itself
-    /// (`KernelSet.x16Prefetch`: off on AMD CPUs unless `QB_X16_PREFETCH` said otherwise).
-    /// Nil in results written before it was recorded.
-    public var x16Prefetch: Bool?
+    /// Whether the one-row decode streams that can leave their stream to the hardware
+    /// prefetcher prefetched it themselves (`KernelSet.streamPrefetch`: off on AMD CPUs unless
+    /// `QB_STREAM_PREFETCH` said otherwise). Nil in results written before it was recorded.
+    public var streamPrefetch: Bool?
     /// The Swift compiler version the binary was built with (major.minor).
     public var swiftVersion: String
     public var os: String
@@ -40,7 +40,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case commit, dirty, buildConfiguration = "build_configuration", buildFlags = "build_flags", kernelSet = "kernel_set"
-        case x16Prefetch = "q4_0_x16_prefetch"
+        case streamPrefetch = "stream_prefetch"
         case swiftVersion = "swift_version", os, kernel, hostname, cpuModel = "cpu_model", cpuFlags = "cpu_flags"
         case logicalCores = "logical_cores", threads
     }
@@ -50,7 +50,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
         EnvironmentInfo(
             commit: BuildInfo.commit, dirty: BuildInfo.dirty,
             buildConfiguration: buildConfiguration, buildFlags: buildFlags, kernelSet: KernelSet.active.name,
-            x16Prefetch: KernelSet.x16Prefetch,
+            streamPrefetch: KernelSet.streamPrefetch,
             swiftVersion: swiftVersion,
             os: osName(), kernel: uname().release, hostname: ProcessInfo.processInfo.hostName, cpuModel: CPUInfo.modelName,
             cpuFlags: CPUInfo.flags, logicalCores: ProcessInfo.processInfo.activeProcessorCount, threads: threads)
@@ -66,7 +66,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
             swift: \(swiftVersion)
             flags: \(buildFlags.joined(separator: " "))
             kernels: \(KernelSet.active.name) (this CPU's best: \(KernelSet.best.name); \(KernelSet.environmentVariable)=\(KernelSet.allCases.map(\.name).joined(separator: "|")) lowers it)
-            one-row Q4_0 decode prefetches its stream: \(KernelSet.x16Prefetch ? "yes" : "no, the hardware prefetcher does") (\(KernelSet.x16PrefetchVariable)=0|1 sets it)
+            one-row decode streams prefetch themselves: \(KernelSet.streamPrefetch ? "yes" : "no, the hardware prefetcher does") (Q4_0 in sixteen-row groups, Q8_0 on avx512; \(KernelSet.streamPrefetchVariable)=0|1 sets it)
             """
     }
 
