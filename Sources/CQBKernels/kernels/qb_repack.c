@@ -264,10 +264,11 @@ static inline void x8_store(__m256 acc, float *y, const int rows) {
 }
 
 // One activation row against one four-row group: one stream, where two groups at a time
-// read two (q8_0x4 below has the figures). Two rows share one 32-byte load, each half of the activations broadcast
-// to both lanes; pairs of products stay within 2 x 31 x 128. Each row's eight 16-bit partial
-// sums (four products each) go to four (eight products: at most 8 x 31 x 128), to two 32-bit
-// ones (lanes [0, 0, 2, 2 | 1, 1, 3, 3] by row), to one per row in row order.
+// read two (q8_0x4 below has the figures). Two rows share one 32-byte load, each half of the
+// activations broadcast to both lanes; pairs of products stay within 2 x 31 x 128. Each
+// row's eight 16-bit partial sums (four products each) go to four (eight products: at most
+// 8 x 31 x 128), to two 32-bit ones (lanes [0, 0, 2, 2 | 1, 1, 3, 3] by row), to one per row
+// in row order.
 static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, const qb_q8a *x, float *y, int64_t nb,
                                                              const int32_t type) {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -300,11 +301,11 @@ static inline __attribute__((always_inline)) void nibbles_x4(const uint8_t *g, c
 enum { X8_AVX2_BATCH = 8 };
 
 // R activation rows (2..X8_AVX2_BATCH, batched decode) against groups g0 and g1, each
-// output's integer sums and float sequence nibbles_x4's. The two groups' values are moved once per block into eight steps of four
-// values of all eight rows (32-bit in-lane unpacks), so each activation row takes one
-// broadcast of four bytes and one vpmaddubsw per step, its pairs summed in 16-bit lanes as
-// far as the values' width lets them (4 bits all eight steps: 8 x 2 x 15 x 128 = 30720;
-// 5 bits four: 4 x 2 x 31 x 128 = 31744).
+// output's integer sums and float sequence nibbles_x4's. The two groups' values are moved
+// once per block into eight steps of four values of all eight rows (32-bit in-lane unpacks),
+// so each activation row takes one broadcast of four bytes and one vpmaddubsw per step, its
+// pairs summed in 16-bit lanes as far as the values' width lets them (4 bits all eight
+// steps: 8 x 2 x 15 x 128 = 30720; 5 bits four: 4 x 2 x 31 x 128 = 31744).
 static inline __attribute__((always_inline)) void nibbles_x8_rows(const uint8_t *g0, const uint8_t *g1, const qb_q8a *const *xs,
                                                                   float *const *ys, int64_t nb, const int R, const int rows,
                                                                   const int32_t type) {
