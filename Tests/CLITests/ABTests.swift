@@ -279,10 +279,12 @@ final class ABTests: XCTestCase {
         XCTAssertTrue(v.stdout.contains("build configuration: debug") || v.stdout.contains("build configuration: release"), v.stdout)
         // QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) overrides the CPU's choice,
         // and --version says which is in force.
+        // (An empty value is no setting: the first name alone is tested with the new one empty.)
         for name in ["QB_STREAM_PREFETCH", "QB_X16_PREFETCH"] {
-            let on = try cli.quantbench(["--version"], environment: [name: "1"])
+            let other = name == "QB_X16_PREFETCH" ? ["QB_STREAM_PREFETCH": ""] : [:]
+            let on = try cli.quantbench(["--version"], environment: other.merging([name: "1"]) { $1 })
             XCTAssertTrue(on.stdout.contains("one-row decode streams prefetch themselves: yes"), "\(name): \(on.stdout)")
-            let off = try cli.quantbench(["--version"], environment: [name: "0"])
+            let off = try cli.quantbench(["--version"], environment: other.merging([name: "0"]) { $1 })
             XCTAssertTrue(off.stdout.contains("one-row decode streams prefetch themselves: no, the hardware prefetcher does"), "\(name): \(off.stdout)")
         }
     }
