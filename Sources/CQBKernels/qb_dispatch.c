@@ -88,10 +88,13 @@ const char *qb_kernel_set_name(int32_t set) {
 // one core at the read probe's rate, and the kernels' own prefetches took 27-28% (AVX-512) and
 // 10-13% (AVX2) off that; at two threads 11-14% on AVX-512, the AVX2 kernel within the noise
 // either way (results/x16-prefetch-zen4-2026-12-01/). The AVX-512 Q8_0 four-row stream read
-// 1.27x as fast without its own there (results/x4-avx2-one-stream-2026-12-01/). Other CPUs
-// keep them: on Intel's the far L2 prefetches of the other decode streams gained 12-21% from
-// one core (results/prefetch-l2-2026-11-28/), and these kernels have not been timed there
-// without their own. QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) "0" or "1"
+// 1.27x as fast without its own there (results/x4-avx2-one-stream-2026-12-01/). With the
+// sixteen-row Q4_K and 4-bit MLX streams left to the hardware, a one-thread 1B token took
+// 0.85x the time (Q4_K_M) and 0.78x (q4-g64) on the AVX-512 set; on the AVX2 set 0.96x (within
+// the noise) and 0.93x (results/x16-prefetch-q4k-mlx-zen4-2026-12-01/). Other CPUs keep them:
+// on Intel's the far L2 prefetches of the other decode streams gained 12-21% from one core
+// (results/prefetch-l2-2026-11-28/), and these kernels have not been timed there without
+// their own. QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) "0" or "1"
 // overrides.
 static int32_t stream_prefetch_for_cpu(void) {
     const char *names[] = {"QB_STREAM_PREFETCH", "QB_X16_PREFETCH"};

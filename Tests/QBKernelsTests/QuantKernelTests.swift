@@ -225,23 +225,31 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
-    /// One-row Q8_0 decode from the four-row layout gives the same outputs with the kernel's
-    /// own prefetches and without (`qb_set_stream_prefetch`: on AMD CPUs the AVX-512 set's
-    /// stream is left to the hardware prefetcher), the CPU's choice restored after.
-    func testQ8_0OneRowIsTheSameWithAndWithoutPrefetches() throws {
+    /// The one-row decode streams the prefetch switch governs (Q8_0 in four-row groups, Q4_K
+    /// and 4-bit MLX in sixteen-row ones; sixteen-row Q4_0 in `DecodeTileTests`):
+    /// bitwise the same with the kernels' own prefetches and without, on every kernel set,
+    /// and within float rounding of the reference; the CPU's choice restored after.
+    func testOneRowStreamsAreTheSameWithAndWithoutPrefetches() throws {
         try onEveryKernelSet {
-            let rows = 36, cols = 320
-            let plain = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q8_0), pool: ThreadPool(threads: 1))
-            let packed = try XCTUnwrap(plain.interleavedForDecode(pool: ThreadPool(threads: 1)))
-            let x = randoms(cols, scale: 3)
-            var got: [[Float]] = []
-            for prefetch in [Int32(1), 0] {
-                let chosen = qb_set_stream_prefetch(prefetch)
-                defer { qb_set_stream_prefetch(chosen) }
-                got.append(matvec(packed, x, threads: 1))
+            let pool = ThreadPool(threads: 1)
+            let cases: [(String, Matrix)] = [
+                ("Q8_0", try Quantizer.quantize(randoms(36 * 320), rows: 36, cols: 320, to: .ggml(.q8_0), pool: pool)),
+                ("Q4_K", randomBlocks(.q4_K, rows: 48, cols: 768)),
+                ("MLX 4-bit g64", narrowed(try Quantizer.quantize(
+                    randoms(48 * 512), rows: 48, cols: 512, to: .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), pool: pool), to: .bf16)),
+            ]
+            for (name, plain) in cases {
+                let packed = try XCTUnwrap(plain.interleavedForDecode(pool: pool), name)
+                let x = randoms(plain.cols, scale: 3)
+                var got: [[Float]] = []
+                for prefetch in [Int32(1), 0] {
+                    let chosen = qb_set_stream_prefetch(prefetch)
+                    defer { qb_set_stream_prefetch(chosen) }
+                    got.append(matvec(packed, x, threads: 1))
+                }
+                XCTAssertEqual(got[0], got[1], "\(name): bitwise the same either way")
+                XCTAssertLessThan(relativeError(got[1], Reference.matvec(plain, x)), 2e-5, "\(name): without prefetches")
             }
-            XCTAssertEqual(got[0], got[1], "bitwise the same either way")
-            XCTAssertLessThan(relativeError(got[1], Reference.matvec(plain, x)), 2e-5, "without prefetches")
         }
     }
 

@@ -745,7 +745,10 @@ static void q4_K_x16(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) {
 // prefetch, where the plain row kernels, which prefetch, reached 12.6-13.5. So the
 // group-block two ahead is fetched spread over the eight sub-blocks, lines 4j..4j+3 at
 // sub-block j and the last four at sub-block 0: 12.8 GB/s on that core
-// (results/x16-prefetch-2026-11-27/).
+// (results/x16-prefetch-2026-11-27/). Spread so, they still took 15% of a one-thread 1B
+// Q4_K_M token's time on Zen 4's AVX-512 set, so one-row decode skips them where
+// qb_set_stream_prefetch says (AMD CPUs); batches keep them
+// (results/x16-prefetch-q4k-mlx-zen4-2026-12-01/).
 #if defined(__AVX2__)
 enum { X16_AHEAD = 2 * QB_Q4K_X16_BYTES };
 static inline __attribute__((always_inline)) void x16_prefetch(const uint8_t *g, int j) {
@@ -765,9 +768,10 @@ static inline __m512i shift_bits(__m512i v, int n) { return n >= 0 ? _mm512_srli
 
 // One vpdpbusd per four values of the 16 rows (their lanes) against a broadcast of four
 // activations; a sub-block's low and high nibbles (values 0..15 and 16..31) summed apart,
-// then scaled by the rows' sc_j in int32. The group-block ahead is prefetched four lines per
-// sub-block (x16_prefetch).
-static void q4_K_x16_512(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) {
+// then scaled by the rows' sc_j in int32. With `pf` the group-block ahead is prefetched four
+// lines per sub-block (x16_prefetch).
+static inline __attribute__((always_inline)) void q4_K_x16_512(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb,
+                                                               const int pf) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512 acc = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
@@ -777,7 +781,7 @@ static void q4_K_x16_512(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb
         const __m512i top = _mm512_loadu_si512((const void *)(g + QB_Q4K_X16_HI)), m0f = _mm512_set1_epi32(0x0F),
                       m30 = _mm512_set1_epi32(0x30);
         for (int j = 0; j < 8; j++) {
-            x16_prefetch(g, j);
+            if (pf) x16_prefetch(g, j);
             const uint8_t *q = g + QB_Q4K_X16_QS + 256 * j;
             const int8_t *x = a[i].qs + 32 * j;
             __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
@@ -883,7 +887,7 @@ enum { QB_Q4K_X16_BATCH = 8 };
 // minimums' sums (mn_j S_j) are taken after the products, as in q4_K_x16_512_rows; one row
 // (single-sequence decode) takes them beside its products, which was 2-4% faster.
 static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
-                                                                     int64_t y0, int64_t nb, const int R) {
+                                                                     int64_t y0, int64_t nb, const int R, const int pf) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), m0f = _mm256_set1_epi32(0x0F), m30 = _mm256_set1_epi32(0x30);
     __m256 acc[2][QB_Q4K_X16_BATCH];
     for (int h = 0; h < 2; h++)
@@ -894,7 +898,7 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
             for (int k = 0; k < R; k++) isum[k] = msum[k] = _mm256_setzero_si256();
             const __m256i top = _mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_HI + 32 * h));
             for (int j = 0; j < 8; j++) {
-                if (h == 0) x16_prefetch(g, j);
+                if (h == 0 && pf) x16_prefetch(g, j);
                 const uint8_t *q = g + QB_Q4K_X16_QS + 256 * j + 32 * h;
                 __m256i wl[4], wh[4];
                 for (int t = 0; t < 4; t++) {
@@ -943,11 +947,13 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
     }
 }
 
-static void q4_K_x16_avx2(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) { q4_K_x16_avx2_rows(g, &a, &y, 0, nb, 1); }
+static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb, const int pf) {
+    q4_K_x16_avx2_rows(g, &a, &y, 0, nb, 1, pf);
+}
 // The set's multi-row kernel, for the dispatch below.
 static inline __attribute__((always_inline)) void q4_K_x16_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys, int64_t y0,
                                                                int64_t nb, const int R) {
-    q4_K_x16_avx2_rows(g, xs, ys, y0, nb, R);
+    q4_K_x16_avx2_rows(g, xs, ys, y0, nb, R, 1);
 }
 #endif
 
@@ -979,13 +985,18 @@ void qb_matvec_q4_k_x16_rows(const void *w, const qb_q8k *const *xs, float *cons
 
 void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
     int64_t nb = cols / 256;
+#if defined(__AVX2__)
+    const int pf = qb_stream_prefetch();
+#endif
     for (int64_t g = g0; g < g1; g++) {
         const uint8_t *grp = (const uint8_t *)w + g * nb * QB_Q4K_X16_BYTES;
         float *out = y + QB_Q4K_X16_ROWS * g;
 #if defined(QB_AVX512)
-        q4_K_x16_512(grp, x, out, nb);
+        if (pf) q4_K_x16_512(grp, x, out, nb, 1);
+        else q4_K_x16_512(grp, x, out, nb, 0);
 #elif defined(__AVX2__)
-        q4_K_x16_avx2(grp, x, out, nb);
+        if (pf) q4_K_x16_avx2(grp, x, out, nb, 1);
+        else q4_K_x16_avx2(grp, x, out, nb, 0);
 #else
         q4_K_x16(grp, x, out, nb);
 #endif

@@ -256,7 +256,10 @@ void qb_matvec_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *s
 // with the scale of every block broadcast apart.
 // `bits` is a constant where these are called (the dispatcher passes 4 or 8 literally).
 
-// L1 prefetch distance: the 4-bit row kernel's (4 KiB, as its comment explains).
+// L1 prefetch distance: the 4-bit row kernel's (4 KiB, as its comment explains). One-row
+// 4-bit decode skips these prefetches where qb_set_stream_prefetch says (`pf` 0: AMD CPUs,
+// where without them a one-thread 1B q4-g64 token took 0.78x the time on Zen 4's AVX-512
+// set, results/x16-prefetch-q4k-mlx-zen4-2026-12-01/); 8-bit rows and batches keep them.
 enum { MLX_X16_AHEAD = 4096 };
 
 #if defined(__AVX2__)
@@ -277,18 +280,18 @@ static inline __m512 mlx_x16_scales512(const uint8_t *p, int32_t dtype) {
 }
 
 static inline __attribute__((always_inline)) void mlx_x16_512(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
-                                                              const qb_q8a *a, float *y, int64_t groups) {
+                                                              const qb_q8a *a, float *y, int64_t groups, const int pf) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(bits, group, sdtype);
     __m512 acc = _mm512_setzero_ps(), accb = _mm512_setzero_ps();
     for (int64_t j = 0; j < groups; j++, o += bb, a += nsub) {
-        mlx_x16_prefetch(o, (int)(sz / 2));
+        if (pf) mlx_x16_prefetch(o, (int)(sz / 2));
         const uint8_t *q = o + 2 * QB_MLX_X16_ROWS * sz;
         __m512 t = _mm512_setzero_ps();
         float asum = 0;
         for (int64_t s = 0; s < nsub; s++) {
             const uint8_t *v = q + 64 * bits * s;
-            mlx_x16_prefetch(v, bits);
+            if (pf) mlx_x16_prefetch(v, bits);
             // Values 0..15 of the block in `lo`, 16..31 in `hi`.
             __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
             for (int k = 0; k < 4; k++) {
@@ -382,14 +385,14 @@ enum { MLX_X16_BATCH = 4 };
 // are bitwise what it gets alone.
 static inline __attribute__((always_inline)) void mlx_x16_avx2_rows(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
                                                                     const qb_q8a *const *xs, float *const *ys, int64_t y0,
-                                                                    int64_t groups, const int R) {
+                                                                    int64_t groups, const int R, const int pf) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1), flip = _mm256_set1_epi8((char)0x80);
     int64_t sz = mlx_scale_bytes(sdtype), nsub = group / 32, bb = qb_mlx_x16_block_bytes(bits, group, sdtype);
     __m256 acc[2][MLX_X16_BATCH], accb[2][MLX_X16_BATCH];
     for (int h = 0; h < 2; h++)
         for (int k = 0; k < R; k++) acc[h][k] = accb[h][k] = _mm256_setzero_ps();
     for (int64_t j = 0; j < groups; j++, o += bb) {
-        mlx_x16_prefetch(o, (int)(sz / 2));
+        if (pf) mlx_x16_prefetch(o, (int)(sz / 2));
         const uint8_t *q = o + 2 * QB_MLX_X16_ROWS * sz;
         float asum[MLX_X16_BATCH];
         for (int k = 0; k < R; k++) {
@@ -401,7 +404,7 @@ static inline __attribute__((always_inline)) void mlx_x16_avx2_rows(int32_t bits
             for (int k = 0; k < R; k++) t[k] = _mm256_setzero_ps();
             for (int64_t s = 0; s < nsub; s++) {
                 const uint8_t *v = q + 64 * bits * s + 32 * h;
-                if (h == 0) mlx_x16_prefetch(v, bits);
+                if (h == 0 && pf) mlx_x16_prefetch(v, bits);
                 __m256i w[8];
                 for (int c = 0; c < 8; c++) {
                     if (bits == 4 && c < 4) w[c] = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(v + 64 * c)), m4);
@@ -440,15 +443,15 @@ static inline __attribute__((always_inline)) void mlx_x16_avx2_rows(int32_t bits
 }
 
 static inline __attribute__((always_inline)) void mlx_x16_avx2(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
-                                                               const qb_q8a *a, float *y, int64_t groups) {
-    mlx_x16_avx2_rows(bits, o, group, sdtype, &a, &y, 0, groups, 1);
+                                                               const qb_q8a *a, float *y, int64_t groups, const int pf) {
+    mlx_x16_avx2_rows(bits, o, group, sdtype, &a, &y, 0, groups, 1, pf);
 }
 
 // The set's multi-row kernel, for the batch loop below.
 static inline __attribute__((always_inline)) void mlx_x16_rows(int32_t bits, const uint8_t *o, int64_t group, int32_t sdtype,
                                                                const qb_q8a *const *xs, float *const *ys, int64_t y0, int64_t groups,
                                                                const int R) {
-    mlx_x16_avx2_rows(bits, o, group, sdtype, xs, ys, y0, groups, R);
+    mlx_x16_avx2_rows(bits, o, group, sdtype, xs, ys, y0, groups, R, 1);
 }
 #else
 // The definition, row by row: per group, scale x sum_b d_b (q_b . x_b) + bias x sum_b s_b.
@@ -495,15 +498,20 @@ static inline __attribute__((always_inline)) void mlx_x16_batch(int32_t bits, co
 void qb_matvec_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, const qb_q8a *x, float *y, int64_t g0,
                        int64_t g1, int64_t cols) {
     int64_t groups = cols / group, bytes = groups * qb_mlx_x16_block_bytes(bits, group, sdtype);
+#if defined(__AVX2__)
+    const int pf = qb_stream_prefetch();
+#endif
     for (int64_t g = g0; g < g1; g++) {
         const uint8_t *o = (const uint8_t *)w + g * bytes;
         float *out = y + QB_MLX_X16_ROWS * g;
 #if defined(QB_AVX512)
-        if (bits == 8) mlx_x16_512(8, o, group, sdtype, x, out, groups);
-        else mlx_x16_512(4, o, group, sdtype, x, out, groups);
+        if (bits == 8) mlx_x16_512(8, o, group, sdtype, x, out, groups, 1);
+        else if (pf) mlx_x16_512(4, o, group, sdtype, x, out, groups, 1);
+        else mlx_x16_512(4, o, group, sdtype, x, out, groups, 0);
 #elif defined(__AVX2__)
-        if (bits == 8) mlx_x16_avx2(8, o, group, sdtype, x, out, groups);
-        else mlx_x16_avx2(4, o, group, sdtype, x, out, groups);
+        if (bits == 8) mlx_x16_avx2(8, o, group, sdtype, x, out, groups, 1);
+        else if (pf) mlx_x16_avx2(4, o, group, sdtype, x, out, groups, 1);
+        else mlx_x16_avx2(4, o, group, sdtype, x, out, groups, 0);
 #else
         mlx_x16(bits, o, group, sdtype, x, out, groups);
 #endif

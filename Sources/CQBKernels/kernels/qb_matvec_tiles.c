@@ -12,7 +12,6 @@
 #include "qb_repack.h"
 #include "qb_scalar.h"
 #include "qb_tile16.h"
-#include <stdatomic.h>
 #include <string.h>
 
 // The definition, one output at a time: an exact integer sum per block, rounded once to
