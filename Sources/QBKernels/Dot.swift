@@ -4,7 +4,7 @@ import CQBKernels
 /// `qb_dot_ggml.c`, `qb_dot_kquant.c` and `qb_dot_mlx.c`; dense rows `qb_dense.c`;
 /// interleaved Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 rows `qb_repack.c`, or interleaved Q4_0 on the 16-row tiles
 /// of `qb_matvec_tiles.c` (four-row groups where the kernel set has the tiles, and every
-/// sixteen-row group); Q4_K's sixteen-row groups `qb_dot_kquant.c`; MLX's sixteen-row groups
+/// sixteen-row group); Q4_K's and Q6_K's sixteen-row groups `qb_dot_kquant.c`; MLX's sixteen-row groups
 /// `qb_dot_mlx.c`.
 extension Linear {
     /// Units [u0, u1) of `w` (rows, or groups of rows when interleaved) against `input`.
@@ -29,7 +29,10 @@ extension Linear {
                 q4Tiles(w, &xq, &o, &out, count: 1, u0, u1)
             }
         }
-        if w.layout == .interleaved16 { return qb_matvec_q4_k_x16(w.base, input.q8k, y, r0, r1, cols) }
+        if w.layout == .interleaved16 {
+            if w.format == .ggml(.q6_K) { return qb_matvec_q6_k_x16(w.base, input.q8k, y, r0, r1, cols) }
+            return qb_matvec_q4_k_x16(w.base, input.q8k, y, r0, r1, cols)
+        }
         if w.layout == .interleaved4 { return qb_matvec_repacked(w.format.ggmlID, w.base, input.q8a, y, r0, r1, cols) }
         switch w.format {
         case .dense(.f32): qb_matvec_f32(w.base.assumingMemoryBound(to: Float.self), x, y, r0, r1, cols)

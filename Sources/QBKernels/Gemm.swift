@@ -94,7 +94,7 @@ enum IntTiles {
         case .ggml(.q8_0), .ggml(.q5_0), .ggml(.q5_1): return wideValues
         case .ggml(.q5_K), .ggml(.iq4_xs): return wideValues && w.layout == .rows
         case .ggml(.q4_K): return w.layout != .interleaved4
-        case .ggml(.q6_K): return w.layout == .rows
+        case .ggml(.q6_K): return w.layout != .interleaved4
         case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout != .interleaved4
         default: return false
         }
@@ -132,7 +132,7 @@ enum IntTiles {
                 Int32(q.bits), Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases,
                 q.scaleType.ggmlID, Int64(r0), Int64(w.cols), tile)
         } else if w.format == .ggml(.q6_K) {
-            qb_pack_tile_q6k(w.base, Int64(r0), Int64(w.cols), tile)
+            qb_pack_tile_q6k(w.base, w.layout == .rows ? 0 : Int32(w.unitRows), Int64(r0), Int64(w.cols), tile)
         } else {
             qb_pack_tile_ggml(w.format.ggmlID, w.layout == .rows ? 0 : Int32(w.unitRows), w.base, Int64(r0), Int64(w.cols), tile)
         }

@@ -213,7 +213,8 @@ extension Linear {
     /// (`takesTiles`, AVX-512: up to 8 rows per pass), on AVX2 on its four-row kernels
     /// (`qb_matvec_repacked_rows`: two groups at a time, up to eight rows per pass), Q4_0's
     /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_0_x16`), Q4_K's
-    /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`) and MLX's up
+    /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`; Q6_K's on the
+    /// AVX-512 set, `qb_matvec_q6_k_x16_rows`) and MLX's up
     /// to four (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
     /// against every activation row (`qb_matvec_kquant_rows`: each super-block's values
     /// unpacked once for up to four), the other formats row by row over blocks of
@@ -229,7 +230,7 @@ extension Linear {
         let inputs = QuantizedInput.rows(ws, x, cols: cols, count: count, pool: pool)
         let tiles = ws.map { kernel == .best && takesQ4Tiles($0) }
         let block = batchUnitBlock
-        // Interleaved formats, the sixteen-row groups of Q4_K and MLX and the super-block rows
+        // Interleaved formats, the sixteen-row groups of Q4_K, Q6_K and MLX and the super-block rows
         // take the multi-row kernels: each group's blocks are loaded and unpacked once for
         // several activation rows.
         let q8a: [UnsafePointer<qb_q8a>?] = inputs.map(\.q8a)
@@ -254,6 +255,8 @@ extension Linear {
                 }
             case (.interleaved16, .ggml(.q4_K)):
                 withBatch(q8k, outRows[i]) { xp, yp in qb_matvec_q4_k_x16_rows(w.base, xp, yp, n, g0, g1, cols) }
+            case (.interleaved16, .ggml(.q6_K)):
+                withBatch(q8k, outRows[i]) { xp, yp in qb_matvec_q6_k_x16_rows(w.base, xp, yp, n, g0, g1, cols) }
             case (.rows, .ggml(let t)) where t.activationBlock == 256:
                 withBatch(q8k, outRows[i]) { xp, yp in qb_matvec_kquant_rows(t.rawValue, w.base, xp, yp, n, g0, g1, cols) }
             default:

@@ -27,7 +27,8 @@ extension Matrix {
     public var wantsResidentCopy: Bool { layout == .rows && valueBytes >= 2 << 20 }
 
     /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 with rows % 4
-    /// == 0), or Q4_K's, MLX's or (on the AVX-512 and AVX2 kernel sets) Q4_0's sixteen-row
+    /// == 0), or Q4_K's, MLX's, (on the AVX-512 and AVX2 kernel sets) Q4_0's or (on the AVX-512
+    /// set) Q6_K's sixteen-row
     /// groups (rows % 16 == 0; MLX's scales and biases move into the groups), copied into
     /// memory the result owns;
     /// nil when there is no such layout. Decode then streams a group of rows against one read of
@@ -35,14 +36,17 @@ extension Matrix {
     /// to summation order.
     /// Taken from `arena` when one is given and has room.
     public func interleavedForDecode(pool: ThreadPool, arena: WeightArena? = nil) -> Matrix? {
-        interleavedForDecode(pool: pool, arena: arena, q40GroupRows: nil)
+        interleavedForDecode(pool: pool, arena: arena, groupRows: nil)
     }
 
-    /// `interleavedForDecode`, with Q4_0 in groups of `q40GroupRows` rows (4 or 16, the row
-    /// count a multiple of it) whichever the active kernel set would choose: tests hold each
-    /// layout to the other on every set.
-    func interleavedForDecode(pool: ThreadPool, arena: WeightArena? = nil, q40GroupRows: Int32?) -> Matrix? {
-        guard canInterleave, let bytes = interleavedBytes else { return nil }
+    /// `interleavedForDecode`, with Q4_0 in groups of `groupRows` rows (4 or 16, the row
+    /// count a multiple of it), and Q6_K in sixteen-row groups when it is 16, whichever the
+    /// active kernel set would choose: tests hold each layout to the other on every set
+    /// (each set reads every layout).
+    func interleavedForDecode(pool: ThreadPool, arena: WeightArena? = nil, groupRows: Int32?) -> Matrix? {
+        let q6k16 = groupRows == 16 && format == .ggml(.q6_K) && layout == .rows && rows % 16 == 0 && cols % 256 == 0
+        guard canInterleave || q6k16 else { return nil }
+        let bytes = interleavedBytes ?? Int(qb_repack_bytes(format.ggmlID, Int64(rows), Int64(cols)))
         let (dst, storage) = WeightArena.storage(bytes: bytes, arena: arena)
         if case .mlx(let q) = format, let scales, let biases {
             let bits = Int32(q.bits), group = Int64(q.groupSize), dtype = q.scaleType.ggmlID, cols = Int64(self.cols)
@@ -53,8 +57,8 @@ extension Matrix {
             return Matrix(format: format, rows: rows, cols: self.cols, base: UnsafeRawPointer(dst), owner: storage, layout: .interleaved16)
         }
         let type = format.ggmlID, cols = Int64(self.cols), src = base
-        var group = qb_repack_group_rows(type, Int64(rows))
-        if let g = q40GroupRows, format == .ggml(.q4_0), g == 4 || g == 16, rows % Int(g) == 0 { group = g }
+        var group = q6k16 ? 16 : qb_repack_group_rows(type, Int64(rows))
+        if let g = groupRows, format == .ggml(.q4_0), g == 4 || g == 16, rows % Int(g) == 0 { group = g }
         pool.parallelFor(rows / Int(group), grain: 64 / Int(group)) { range, _ in
             qb_repack(type, group, src, dst, Int64(range.lowerBound), Int64(range.upperBound), cols)
         }

@@ -7,7 +7,8 @@ import QBFormats
 
 extension LanguageModel {
     /// This model with every Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 matrix repacked into the four-row
-    /// interleaved layout decode streams fastest, and every Q4_K and MLX matrix into
+    /// interleaved layout decode streams fastest, and every Q4_K and MLX matrix (Q6_K too on the
+    /// AVX-512 kernel set) into
     /// sixteen-row groups (`Matrix.interleavedForDecode`). The file pages the originals
     /// occupied are handed back to the kernel, so the weights are not held twice.
     /// Logits are unchanged up to summation order; prefill dequantizes either layout.

@@ -17,7 +17,7 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
     func q40(rows: Int, cols: Int, group: Int32? = nil) throws -> Matrix {
         let pool = ThreadPool(threads: 1)
         let plain = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: pool)
-        guard let m = plain.interleavedForDecode(pool: pool, q40GroupRows: group) else {
+        guard let m = plain.interleavedForDecode(pool: pool, groupRows: group) else {
             throw XCTSkip("Q4_0 \(rows)x\(cols) has no interleaved layout")
         }
         if let group { XCTAssertEqual(m.unitRows, Int(group)) }
@@ -102,8 +102,8 @@ final class DecodeTileTests: XCTestCase, SeededKernelTestCase {
             for (rows, cols) in [(80, 512), (16, 2048), (32, 96), (16, 32)] {
                 let pool = ThreadPool(threads: 1)
                 let plain = try Quantizer.quantize(randoms(rows * cols, scale: 2), rows: rows, cols: cols, to: .ggml(.q4_0), pool: pool)
-                let w16 = try XCTUnwrap(plain.interleavedForDecode(pool: pool, q40GroupRows: 16))
-                let w4 = try XCTUnwrap(plain.interleavedForDecode(pool: pool, q40GroupRows: 4))
+                let w16 = try XCTUnwrap(plain.interleavedForDecode(pool: pool, groupRows: 16))
+                let w4 = try XCTUnwrap(plain.interleavedForDecode(pool: pool, groupRows: 4))
                 XCTAssertEqual(w16.layout, .interleaved16)
                 assertHoldsPlainRows(w16, plain, ranges: [0..<rows, 3..<(rows - 5)], "\(rows)x\(cols)")
                 let groups = rows / 16

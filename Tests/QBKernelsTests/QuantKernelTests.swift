@@ -221,7 +221,9 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             XCTAssertNil(odd.interleavedForDecode(pool: ThreadPool(threads: 1)), "rows not a multiple of 4 stay plain")
             let k = try Quantizer.quantize(randoms(4 * 256), rows: 4, cols: 256, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))
             XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "Q4_K rows not a multiple of 16 stay plain")
-            XCTAssertNil(randomBlocks(.q6_K, rows: 16, cols: 256).interleavedForDecode(pool: ThreadPool(threads: 1)), "Q6_K stays plain")
+            XCTAssertEqual(
+                randomBlocks(.q6_K, rows: 16, cols: 256).interleavedForDecode(pool: ThreadPool(threads: 1))?.layout,
+                KernelSet.active == .avx512 ? .interleaved16 : nil, "Q6_K: sixteen-row groups on the AVX-512 set alone")
         }
     }
 
@@ -318,6 +320,63 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             XCTAssertEqual(yp, y, "prefill")
             XCTAssertNil(randomBlocks(.q4_K, rows: 40, cols: 256).interleavedForDecode(pool: ThreadPool(threads: 1)), "rows % 16")
         }
+    }
+
+    /// Q6_K's sixteen-row decode layout (the AVX-512 set repacks into it; every set reads it)
+    /// on random blocks (every bit of the values and the signed scales) and on blocks at the
+    /// extremes (every value 0 or 63, every scale -128 or 127; activations quantized up to
+    /// +-127):
+    /// the same stored blocks and values back, products within 1e-5 of the portable row
+    /// kernel's, the same at any thread count and alone or batched (nine rows: a batch of
+    /// eight and one), prefill bitwise the plain layout's.
+    func testQ6KSixteenRowLayoutMatchesPlainRows() throws {
+        try onEveryKernelSet {
+            let pool = ThreadPool(threads: 2)
+            for (name, plain) in [("random", randomBlocks(.q6_K, rows: 48, cols: 768)), ("extremes", q6KExtremes(rows: 32, cols: 512))] {
+                let packed = try XCTUnwrap(plain.interleavedForDecode(pool: pool, groupRows: 16), name)
+                XCTAssertEqual(packed.layout, .interleaved16, name)
+                assertHoldsPlainRows(packed, plain, ranges: [0..<plain.rows, 5..<27], name)
+                let rows = plain.rows, cols = plain.cols
+                for scale: Float in [0.01, 4, 100] {
+                    let x = randoms(cols, scale: scale)
+                    var xk = [qb_q8k](repeating: qb_q8k(), count: cols / 256)
+                    qb_quantize_q8k(x, &xk, Int64(cols))
+                    let portable = (0..<rows).map { r in
+                        qb_dot_kquant_portable(GGMLType.q6_K.rawValue, plain.base + r * plain.rowBytes, xk, Int64(cols))
+                    }
+                    let y1 = matvec(packed, x, threads: 1), y2 = matvec(packed, x, threads: 2)
+                    XCTAssertLessThan(relativeError(y1, portable), 1e-5, "\(name), scale \(scale)")
+                    XCTAssertEqual(y1, y2, "\(name): same result at any thread count")
+                }
+                let count = 9, x = randoms(count * cols, scale: 4)
+                var batched = [Float](repeating: .nan, count: count * rows)
+                Linear.matvecRows(packed, x, &batched, count: count, pool: pool)
+                for b in 0..<count {
+                    let alone = matvec(packed, Array(x[(b * cols)..<((b + 1) * cols)]), threads: 2)
+                    XCTAssertEqual(Array(batched[(b * rows)..<((b + 1) * rows)]), alone, "\(name): batched row \(b)")
+                }
+                var y = [Float](repeating: .nan, count: 5 * rows), yp = y
+                let x5 = randoms(5 * cols)
+                Linear.matmul(plain, x5, &y, count: 5, pool: pool)
+                Linear.matmul(packed, x5, &yp, count: 5, pool: pool)
+                XCTAssertEqual(yp, y, "\(name): prefill")
+            }
+            XCTAssertNil(randomBlocks(.q6_K, rows: 40, cols: 256).interleavedForDecode(pool: pool, groupRows: 16), "rows % 16")
+        }
+    }
+
+    /// Q6_K blocks with d = 1 and, per block, every value 0 or 63 and every scale -128 or 127.
+    func q6KExtremes(rows: Int, cols: Int) -> Matrix {
+        let w = randomBlocks(.q6_K, rows: rows, cols: cols)
+        let raw = UnsafeMutableRawPointer(mutating: w.base)
+        for b in 0..<(rows * cols / 256) {
+            let blk = raw + b * 210
+            let values: UInt8 = Bool.random(using: &rng) ? 0xFF : 0, scale: UInt8 = Bool.random(using: &rng) ? 0x80 : 0x7F
+            for i in 0..<192 { blk.storeBytes(of: values, toByteOffset: i, as: UInt8.self) }
+            for i in 192..<208 { blk.storeBytes(of: scale, toByteOffset: i, as: UInt8.self) }
+            blk.storeBytes(of: Float16(1).bitPattern, toByteOffset: 208, as: UInt16.self)
+        }
+        return w
     }
 
     /// The same packed MLX values with scales and biases narrowed from f32 to `dtype` (as MLX

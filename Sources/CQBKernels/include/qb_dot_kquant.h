@@ -21,6 +21,13 @@ void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, in
 // while in cache (portable set).
 void qb_matvec_q4_k_x16_rows(const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1,
                              int64_t cols);
+// y[16g..16g+15] for row groups [g0, g1) of a Q6_K matrix in the 16-row decode layout of
+// qb_repack.h, against q8k activations (vector code on the AVX-512 set, the only one that
+// repacks Q6_K; the others read it by its definition).
+void qb_matvec_q6_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols);
+// Batched decode, as qb_matvec_q4_k_x16_rows: up to eight rows at a time on the AVX-512 set.
+void qb_matvec_q6_k_x16_rows(const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1,
+                             int64_t cols);
 // One row by the portable C version of qb_matvec_kquant's kernel (for tests).
 float qb_dot_kquant_portable(int32_t type, const void *w, const qb_q8k *x, int64_t cols);
 

@@ -62,9 +62,11 @@ void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8
 // Q6_K tiles: per 32 columns, D[2][16] as f32 (one per 16 values: D = d * sc), then the 8
 // steps of 6-bit values (0..63) as above. Products take the activations' offsets per 16
 // values (`offs16`: qb_q8a_offsets with width 16 and k = -32, cols / 16 per row), as
-// qb_gemm_tiles' symmetric formats do per 32; `tiles` of them side by side as there.
+// qb_gemm_tiles' symmetric formats do per 32; `tiles` of them side by side as there. The
+// packer reads plain rows (`interleaved` 0) or the 16-row decode layout (16, qb_repack.h;
+// r0 a multiple of 16), and gives the same tile from either.
 #define QB_TILE6_BLOCK_BYTES 640
-void qb_pack_tile_q6k(const void *w, int64_t r0, int64_t cols, uint8_t *tile);
+void qb_pack_tile_q6k(const void *w, int32_t interleaved, int64_t r0, int64_t cols, uint8_t *tile);
 void qb_gemm_tiles6(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
                     int64_t cols, float *y, int64_t ystride);
 

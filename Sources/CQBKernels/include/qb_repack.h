@@ -39,6 +39,22 @@
 #define QB_Q4K_X16_HI 192
 #define QB_Q4K_X16_QS 256
 
+// Q6_K takes groups of 16 rows on the AVX-512 set (qb_matvec_q6_k_x16, qb_dot_kquant.h):
+// for each group and super-block b, the 16 rows' f16 d; then for each pair of sub-blocks
+// (32 values) the two sub-blocks' int8 scales of the 16 rows (16 bytes each), two 64-byte
+// vectors of high bits, byte 4 x row + k of vector h holding those of the pair's value
+// 16h + 4t + k at bits 2t..2t+1, and four of low bits, byte 4 x row + k of vector t holding
+// the low four bits of value 4t + k in its low nibble and of value 16 + 4t + k in its high
+// one (Q4_K's order; offsets: qb_q6k_x16.h). One 32-bit activation broadcast meets four
+// values of all 16 rows (vpdpbusd), a sub-block's 16 scales are one 16-byte load, and the
+// kernel reads a group-block front to back: 3360 bytes, the plain blocks' size. With the
+// high bits after the low ones, each pair's first load was 256 bytes ahead of the next and
+// one Zen 4 core streamed the layout at 20.5 GB/s from memory; in this order, 28
+// (results/q6k-x16-zen4-2026-12-01/).
+#define QB_Q6K_X16_ROWS 16
+#define QB_Q6K_X16_BYTES 3360
+#define QB_Q6K_X16_PAIR 416
+
 // Q4_0 takes groups of 16 rows on the AVX-512 and AVX2 sets where the row count allows
 // (qb_repack_group_rows; decode: qb_matvec_q4_0_x16, qb_matvec_tiles.h): for each group and
 // block b, the 16 rows' f16 d, then four 64-byte vectors in Q4_K's order, byte 4 x row + k of
@@ -63,11 +79,12 @@
 // as many bytes as the plain rows with their scales and biases.
 #define QB_MLX_X16_ROWS 16
 
-// Whether a matrix of this type and shape has a repacked form (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 with
-// rows % 4, Q4_K with rows % 16).
+// Whether a matrix of this type and shape has a repacked form on this kernel set
+// (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 with rows % 4, Q4_K, and on the AVX-512 set Q6_K, with rows % 16).
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols);
 // Rows per group of the form this kernel set repacks a matrix of this type and row count
-// into: 4; 16 for Q4_K, and for Q4_0 on the AVX-512 set when rows % 16 == 0; 0 without one.
+// into: 4; 16 for Q4_K, for Q4_0 on the AVX-512 and AVX2 sets when rows % 16 == 0, and for
+// Q6_K on the AVX-512 set; 0 without one.
 // A repacked matrix is read by every set (`group` below names its layout), so one repacked
 // under one set stays correct after a switch to another.
 int32_t qb_repack_group_rows(int32_t type, int64_t rows);
@@ -83,7 +100,8 @@ void qb_unpack_repacked(int32_t type, int32_t group, const void *src, void *dst,
 // (rows x cols).
 void qb_dequantize_repacked(int32_t type, int32_t group, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols);
 // y[4g..4g+3] for row groups [g0, g1) of a repacked Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 matrix; x quantized
-// (cols/32 q8a blocks). (Q4_K's groups: qb_matvec_q4_k_x16, qb_dot_kquant.h.)
+// (cols/32 q8a blocks). (Q4_K's and Q6_K's groups: qb_matvec_q4_k_x16 and
+// qb_matvec_q6_k_x16, qb_dot_kquant.h.)
 void qb_matvec_repacked(int32_t type, const void *w, const qb_q8a *x, float *y, int64_t g0, int64_t g1, int64_t cols);
 // The same for `n` activation rows at once (batched decode): ys[i][4g..4g+3] from xs[i],
 // each bitwise what qb_matvec_repacked gives for xs[i] alone. Each weight block is loaded

@@ -1,7 +1,8 @@
 // Decode products of the formats with 256-value super-blocks (Q4_K, Q5_K, Q6_K, IQ4_XS),
-// and of Q4_K's 16-row decode groups, with activations quantized per 256 values (q8k).
+// and of Q4_K's and Q6_K's 16-row decode groups, with activations quantized per 256 values (q8k).
 #include "qb_dot_kquant.h"
 #include "qb_blocks.h"
+#include "qb_q6k_x16.h"
 #include "qb_repack.h"
 #include <math.h>
 #include <string.h>
@@ -957,32 +958,6 @@ static inline __attribute__((always_inline)) void q4_K_x16_rows(const uint8_t *g
 }
 #endif
 
-void qb_matvec_q4_k_x16_rows(const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1,
-                             int64_t cols) {
-    const int64_t nb = cols / 256;
-    for (int64_t g = g0; g < g1; g++) {
-        const uint8_t *grp = (const uint8_t *)w + g * nb * QB_Q4K_X16_BYTES;
-        const int64_t y0 = QB_Q4K_X16_ROWS * g;
-#if defined(__AVX2__)
-        for (int64_t i = 0; i < n; i += QB_Q4K_X16_BATCH) {
-            switch (n - i < QB_Q4K_X16_BATCH ? n - i : QB_Q4K_X16_BATCH) {
-            case 8: q4_K_x16_rows(grp, xs + i, ys + i, y0, nb, 8); break;
-            case 7: q4_K_x16_rows(grp, xs + i, ys + i, y0, nb, 7); break;
-            case 6: q4_K_x16_rows(grp, xs + i, ys + i, y0, nb, 6); break;
-            case 5: q4_K_x16_rows(grp, xs + i, ys + i, y0, nb, 5); break;
-            case 4: q4_K_x16_rows(grp, xs + i, ys + i, y0, nb, 4); break;
-            case 3: q4_K_x16_rows(grp, xs + i, ys + i, y0, nb, 3); break;
-            case 2: q4_K_x16_rows(grp, xs + i, ys + i, y0, nb, 2); break;
-            default: q4_K_x16_rows(grp, xs + i, ys + i, y0, nb, 1); break;
-            }
-        }
-#else
-        // One row at a time over the group while it is in cache.
-        for (int64_t i = 0; i < n; i++) qb_matvec_q4_k_x16(w, xs[i], ys[i], g, g + 1, cols);
-#endif
-    }
-}
-
 void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
     int64_t nb = cols / 256;
 #if defined(__AVX2__)
@@ -1001,6 +976,160 @@ void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, in
         q4_K_x16(grp, x, out, nb);
 #endif
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Q6_K in the 16-row decode layout (qb_repack.h). Per super-block the row's result is
+// d a.d sum_j sc_j (q_j . x_j - 32 S_j), S_j the activations' sum over sub-block j (16
+// values), exact in int32 (at most 16 x 32 x 127 x 128 per sub-block, sixteen of them).
+
+#if !defined(QB_AVX512)
+// The definition, row by row, in those integers. Every set reads the layout; only the
+// AVX-512 set repacks into it.
+static void q6_K_x16(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) {
+    float s[QB_Q6K_X16_ROWS] = {0};
+    for (int64_t i = 0; i < nb; i++, g += QB_Q6K_X16_BYTES) {
+        for (int r = 0; r < QB_Q6K_X16_ROWS; r++) {
+            int32_t isum = 0;
+            for (int j = 0; j < 16; j++) {
+                int32_t dot = -32 * a[i].s16[j];
+                for (int v = 16 * j; v < 16 * j + 16; v++) dot += q6k_x16_value(g, r, v) * a[i].qs[v];
+                isum += (int8_t)g[q6k_x16_sc(j) + r] * dot;
+            }
+            qb_half d;
+            memcpy(&d, g + 2 * r, 2);
+            s[r] += (float)isum * (h2f(d) * a[i].d);
+        }
+    }
+    memcpy(y, s, sizeof s);
+}
+#endif
+
+#if defined(QB_AVX512)
+// The group-block two ahead, seven lines a pair of sub-blocks (as x16_prefetch spreads Q4_K's).
+static inline __attribute__((always_inline)) void q6k_x16_prefetch(const uint8_t *g, int p) {
+    const char *at = (const char *)g + 2 * QB_Q6K_X16_BYTES + 448 * p;
+    for (int l = 0; l < 7; l++) _mm_prefetch(at + 64 * l, _MM_HINT_T0);
+    qb_prefetch_l2(g + 448 * p, 7);
+}
+
+// One vpdpbusd per four values of the 16 rows (their lanes) against a broadcast of four
+// activations, each sub-block's sum started at its offset term (-32 S_j) and scaled by the
+// rows' sc_j in int32. R activation rows (1..QB_Q4K_X16_BATCH) at once: a pair's eight value
+// vectors are assembled once for all R, and each row's arithmetic is the same whatever R
+// (exact int32 sums, then one rounding per super-block), so its outputs are bitwise what it
+// gets alone. With `pf` the group-block two ahead is prefetched (q6k_x16_prefetch).
+static inline __attribute__((always_inline)) void q6_K_x16_512_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
+                                                                    int64_t y0, int64_t nb, const int R, const int pf) {
+    __m512 acc[QB_Q4K_X16_BATCH];
+    for (int k = 0; k < R; k++) acc[k] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += QB_Q6K_X16_BYTES) {
+        __m512i isum[QB_Q4K_X16_BATCH];
+        for (int k = 0; k < R; k++) isum[k] = _mm512_setzero_si512();
+        for (int p = 0; p < 8; p++) {
+            if (pf) q6k_x16_prefetch(g, p);
+            __m512i v[8];
+            q6k_x16_values_512(g + q6k_x16_qs(p), v);
+            for (int h = 0; h < 2; h++) {
+                const int j = 2 * p + h;
+                const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)(g + q6k_x16_sc(j))));
+                for (int k = 0; k < R; k++) {
+                    const int8_t *x = xs[k][i].qs + 16 * j;
+                    __m512i sum = _mm512_set1_epi32(-32 * xs[k][i].s16[j]);
+                    for (int t = 0; t < 4; t++) sum = _mm512_dpbusd_epi32(sum, v[4 * h + t], _mm512_set1_epi32(act4(x + 4 * t)));
+                    isum[k] = _mm512_add_epi32(isum[k], _mm512_mullo_epi32(sum, sc));
+                }
+            }
+        }
+        const __m512 dh = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)g));
+        for (int k = 0; k < R; k++)
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[k]), _mm512_mul_ps(dh, _mm512_set1_ps(xs[k][i].d)), acc[k]);
+    }
+    for (int k = 0; k < R; k++) _mm512_storeu_ps(ys[k] + y0, acc[k]);
+}
+#endif
+
+void qb_matvec_q6_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
+    const int64_t nb = cols / 256;
+#if defined(QB_AVX512)
+    const int pf = qb_stream_prefetch();
+#endif
+    for (int64_t g = g0; g < g1; g++) {
+        const uint8_t *grp = (const uint8_t *)w + g * nb * QB_Q6K_X16_BYTES;
+        float *out = y + QB_Q6K_X16_ROWS * g;
+#if defined(QB_AVX512)
+        if (pf) q6_K_x16_512_rows(grp, &x, &out, 0, nb, 1, 1);
+        else q6_K_x16_512_rows(grp, &x, &out, 0, nb, 1, 0);
+#else
+        q6_K_x16(grp, x, out, nb);
+#endif
+    }
+}
+
+// Whether the set has a multi-row kernel for this type's sixteen-row groups.
+static inline int x16_batched(int32_t type) {
+#if defined(QB_AVX512)
+    return type == QB_Q4_K || type == QB_Q6_K;
+#elif defined(__AVX2__)
+    return type == QB_Q4_K;
+#else
+    (void)type;
+    return 0;
+#endif
+}
+
+#if defined(__AVX2__)
+// R activation rows against one group of `type` (Q4_K, or Q6_K on the AVX-512 set).
+static inline __attribute__((always_inline)) void x16_rows_r(int32_t type, const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
+                                                            int64_t y0, int64_t nb, const int R) {
+#if defined(QB_AVX512)
+    if (type == QB_Q6_K) return q6_K_x16_512_rows(g, xs, ys, y0, nb, R, 1);
+#endif
+    q4_K_x16_rows(g, xs, ys, y0, nb, R);
+}
+#endif
+
+// Batched decode over the sixteen-row groups of Q4_K or Q6_K (qb_matvec_q4_k_x16_rows,
+// qb_matvec_q6_k_x16_rows).
+static void x16_matvec_rows(int32_t type, const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0,
+                            int64_t g1, int64_t cols) {
+    const int64_t nb = cols / 256, bytes = type == QB_Q6_K ? QB_Q6K_X16_BYTES : QB_Q4K_X16_BYTES;
+    for (int64_t g = g0; g < g1; g++) {
+        const uint8_t *grp = (const uint8_t *)w + g * nb * bytes;
+        const int64_t y0 = QB_Q4K_X16_ROWS * g;
+#if defined(__AVX2__)
+        if (x16_batched(type)) {
+            for (int64_t i = 0; i < n; i += QB_Q4K_X16_BATCH) {
+                switch (n - i < QB_Q4K_X16_BATCH ? n - i : QB_Q4K_X16_BATCH) {
+                case 8: x16_rows_r(type, grp, xs + i, ys + i, y0, nb, 8); break;
+                case 7: x16_rows_r(type, grp, xs + i, ys + i, y0, nb, 7); break;
+                case 6: x16_rows_r(type, grp, xs + i, ys + i, y0, nb, 6); break;
+                case 5: x16_rows_r(type, grp, xs + i, ys + i, y0, nb, 5); break;
+                case 4: x16_rows_r(type, grp, xs + i, ys + i, y0, nb, 4); break;
+                case 3: x16_rows_r(type, grp, xs + i, ys + i, y0, nb, 3); break;
+                case 2: x16_rows_r(type, grp, xs + i, ys + i, y0, nb, 2); break;
+                default: x16_rows_r(type, grp, xs + i, ys + i, y0, nb, 1); break;
+                }
+            }
+            continue;
+        }
+#endif
+        // One row at a time over the group while it is in cache.
+        for (int64_t i = 0; i < n; i++) {
+            if (type == QB_Q6_K) qb_matvec_q6_k_x16(w, xs[i], ys[i], g, g + 1, cols);
+            else qb_matvec_q4_k_x16(w, xs[i], ys[i], g, g + 1, cols);
+        }
+    }
+}
+
+void qb_matvec_q4_k_x16_rows(const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1,
+                             int64_t cols) {
+    x16_matvec_rows(QB_Q4_K, w, xs, ys, n, g0, g1, cols);
+}
+
+void qb_matvec_q6_k_x16_rows(const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1,
+                             int64_t cols) {
+    x16_matvec_rows(QB_Q6_K, w, xs, ys, n, g0, g1, cols);
 }
 
 // One row by the kernel set's best code, or by the portable C versions.

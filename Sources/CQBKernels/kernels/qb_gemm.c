@@ -10,6 +10,7 @@
 // 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly.
 #include "qb_blocks.h"
 #include "qb_gemm.h"
+#include "qb_q6k_x16.h"
 #include "qb_scalar.h"
 #include <string.h>
 #if defined(__AVX2__)
@@ -871,29 +872,53 @@ static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
 }
 #endif
 
-void qb_pack_tile_q6k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
 #if defined(__AVX2__)
-    return pack_q6k_vec(w, r0, cols, tile);
+// From the 16-row decode layout: each pair's eight steps are the kernel's value vectors as
+// they stand (q6k_x16_values_256, eight rows at a time), and D = d x sc one multiply per
+// row, as pack_q6k_vec's.
+static void pack_q6k_x16_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    const int64_t nb = cols / 256;
+    const uint8_t *g = (const uint8_t *)w + (r0 / QB_Q6K_X16_ROWS) * nb * QB_Q6K_X16_BYTES;
+    for (int64_t i = 0; i < nb; i++, g += QB_Q6K_X16_BYTES)
+        for (int half = 0; half < 2; half++) {
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16 * half)));
+            for (int p = 0; p < 8; p++) {
+                uint8_t *out = tile + (8 * i + p) * QB_TILE6_BLOCK_BYTES;
+                for (int hh = 0; hh < 2; hh++) {
+                    const __m128i sc = _mm_loadl_epi64((const __m128i *)(g + q6k_x16_sc(2 * p + hh) + 8 * half));
+                    _mm256_storeu_ps((float *)(out + 64 * hh + 32 * half), _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), d));
+                }
+                __m256i v[8];
+                q6k_x16_values_256(g + q6k_x16_qs(p) + 32 * half, v);
+                for (int st = 0; st < 8; st++) _mm256_storeu_si256((__m256i *)(out + 128 + 64 * st + 32 * half), v[st]);
+            }
+        }
+}
+#endif
+
+void qb_pack_tile_q6k(const void *w, int32_t interleaved, int64_t r0, int64_t cols, uint8_t *tile) {
+#if defined(__AVX2__)
+    return interleaved ? pack_q6k_x16_vec(w, r0, cols, tile) : pack_q6k_vec(w, r0, cols, tile);
 #endif
     int64_t nb = cols / 256;
     for (int r = 0; r < QB_TILE_ROWS; r++) {
         for (int64_t i = 0; i < nb; i++) {
-            const uint8_t *blk = (const uint8_t *)w + ((r0 + r) * nb + i) * 210;
-            const uint8_t *ql = blk, *qh = blk + 128;
-            const int8_t *sc = (const int8_t *)(blk + 192);
-            qb_half hd;
-            memcpy(&hd, blk + 208, 2);
-            float d = h2f(hd);
             uint8_t v[256];
-            for (int n = 0; n < 2; n++) {
-                for (int l = 0; l < 32; l++) {
-                    const uint8_t *a = ql + 64 * n, *h = qh + 32 * n;
-                    v[128 * n + l] = (uint8_t)((a[l] & 0xF) | (((h[l] >> 0) & 3) << 4));
-                    v[128 * n + l + 32] = (uint8_t)((a[l + 32] & 0xF) | (((h[l] >> 2) & 3) << 4));
-                    v[128 * n + l + 64] = (uint8_t)((a[l] >> 4) | (((h[l] >> 4) & 3) << 4));
-                    v[128 * n + l + 96] = (uint8_t)((a[l + 32] >> 4) | (((h[l] >> 6) & 3) << 4));
-                }
+            int8_t sc[16];
+            qb_half hd;
+            if (interleaved) {
+                const uint8_t *g = (const uint8_t *)w + ((r0 + r) / QB_Q6K_X16_ROWS * nb + i) * QB_Q6K_X16_BYTES;
+                const int rr = (int)((r0 + r) % QB_Q6K_X16_ROWS);
+                for (int u = 0; u < 256; u++) v[u] = q6k_x16_value(g, rr, u);
+                for (int j = 0; j < 16; j++) sc[j] = (int8_t)g[q6k_x16_sc(j) + rr];
+                memcpy(&hd, g + 2 * rr, 2);
+            } else {
+                const uint8_t *blk = (const uint8_t *)w + ((r0 + r) * nb + i) * 210;
+                q6k_values(blk, v);
+                memcpy(sc, blk + 192, 16);
+                memcpy(&hd, blk + 208, 2);
             }
+            float d = h2f(hd);
             for (int j = 0; j < 8; j++) {
                 uint8_t *out = tile + (8 * i + j) * QB_TILE6_BLOCK_BYTES;
                 for (int hh = 0; hh < 2; hh++) {

@@ -35,6 +35,8 @@
 #define qb_dot_kquant_portable QB_ISA_NAME(dot_kquant_portable)
 #define qb_matvec_q4_k_x16 QB_ISA_NAME(matvec_q4_k_x16)
 #define qb_matvec_q4_k_x16_rows QB_ISA_NAME(matvec_q4_k_x16_rows)
+#define qb_matvec_q6_k_x16 QB_ISA_NAME(matvec_q6_k_x16)
+#define qb_matvec_q6_k_x16_rows QB_ISA_NAME(matvec_q6_k_x16_rows)
 #define qb_matvec_mlx QB_ISA_NAME(matvec_mlx)
 #define qb_matvec_mlx_x16 QB_ISA_NAME(matvec_mlx_x16)
 #define qb_matvec_mlx_x16_rows QB_ISA_NAME(matvec_mlx_x16_rows)

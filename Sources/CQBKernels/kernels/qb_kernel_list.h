@@ -79,6 +79,11 @@
     V(matvec_q4_k_x16_rows,                                                                                          \
       (const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t cols),   \
       (w, xs, ys, n, g0, g1, cols))                                                                                  \
+    V(matvec_q6_k_x16, (const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols),           \
+      (w, x, y, g0, g1, cols))                                                                                       \
+    V(matvec_q6_k_x16_rows,                                                                                          \
+      (const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t g0, int64_t g1, int64_t cols),   \
+      (w, xs, ys, n, g0, g1, cols))                                                                                  \
     V(matvec_mlx,                                                                                                    \
       (int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases, int32_t sdtype,       \
        const qb_q8a *x, float *y, int64_t r0, int64_t r1, int64_t cols),                                             \
@@ -116,7 +121,8 @@
       (const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count,         \
        int64_t cols, float *y, int64_t ystride),                                                                     \
       (tile, tiles, bits, x, offs, count, cols, y, ystride))                                                         \
-    V(pack_tile_q6k, (const void *w, int64_t r0, int64_t cols, uint8_t *tile), (w, r0, cols, tile))                  \
+    V(pack_tile_q6k, (const void *w, int32_t interleaved, int64_t r0, int64_t cols, uint8_t *tile),                   \
+      (w, interleaved, r0, cols, tile))                                                                              \
     V(gemm_tiles6,                                                                                                   \
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
        float *y, int64_t ystride),                                                                                   \

@@ -1,8 +1,10 @@
-// Four-row interleaved GGML blocks for decode, and Q4_K's and Q4_0's 16-row groups (layouts
-// in qb_repack.h; Q4_K's products are in qb_dot_kquant.c, Q4_0's in qb_matvec_tiles.c). The
+// Four-row interleaved GGML blocks for decode, and Q4_K's, Q6_K's and Q4_0's 16-row groups
+// (layouts in qb_repack.h; Q4_K's and Q6_K's products are in qb_dot_kquant.c, Q4_0's in
+// qb_matvec_tiles.c). The
 // scalar code is the definition; the AVX2 kernels and the AVX-512 set's 16-row tiles
 // (qb_tile16.h) are the fast ones and are tested equal to it.
 #include "qb_repack.h"
+#include "qb_q6k_x16.h"
 #include "qb_scalar.h"
 #include "qb_tile16.h"
 #include <string.h>
@@ -18,6 +20,11 @@ static int x4_type(int32_t type) {
 
 int32_t qb_repack_group_rows(int32_t type, int64_t rows) {
     if (type == QB_Q4_K) return QB_Q4K_X16_ROWS;
+#if defined(QB_AVX512)
+    // Only the AVX-512 set has Q6_K's sixteen-row kernel in vector code (vpdpbusd); the
+    // others keep the plain rows (and read this layout by its definition).
+    if (type == QB_Q6_K) return QB_Q6K_X16_ROWS;
+#endif
 #if defined(__AVX2__)
     // The AVX-512 and AVX2 sets have the sixteen-row Q4_0 kernel in vector code; the
     // portable set keeps the four-row layout (and reads this one by its definition).
@@ -29,12 +36,13 @@ int32_t qb_repack_group_rows(int32_t type, int64_t rows) {
 }
 
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols) {
-    int64_t g = qb_repack_group_rows(type, rows), per = type == QB_Q4_K ? 256 : 32;
+    int64_t g = qb_repack_group_rows(type, rows), per = type == QB_Q4_K || type == QB_Q6_K ? 256 : 32;
     return g > 0 && rows > 0 && rows % g == 0 && cols > 0 && cols % per == 0;
 }
 
 int64_t qb_repack_bytes(int32_t type, int64_t rows, int64_t cols) {
     if (type == QB_Q4_K) return rows / QB_Q4K_X16_ROWS * (cols / 256) * QB_Q4K_X16_BYTES;
+    if (type == QB_Q6_K) return rows / QB_Q6K_X16_ROWS * (cols / 256) * QB_Q6K_X16_BYTES;
     return rows / 4 * (cols / 32) * qb_x4_bytes(type);
 }
 
@@ -89,6 +97,25 @@ static void unpack_q4k_block(const uint8_t *w, int64_t r, int64_t b, int64_t nb,
     }
 }
 
+// Row `r`'s super-block b of Q6_K's 16-row layout to its plain 210 bytes (`to_plain`) or the
+// plain block `blk` into it: d and the scales copied, the values moved.
+static void move_q6k_x16(int to_plain, void *w, int64_t r, int64_t b, int64_t nb, uint8_t *blk) {
+    uint8_t *g = (uint8_t *)w + ((r / QB_Q6K_X16_ROWS) * nb + b) * QB_Q6K_X16_BYTES;
+    const int rr = (int)(r % QB_Q6K_X16_ROWS);
+    uint8_t q[256];
+    if (to_plain) {
+        memcpy(blk + 208, g + 2 * rr, 2);
+        for (int j = 0; j < 16; j++) blk[192 + j] = g[q6k_x16_sc(j) + rr];
+        for (int v = 0; v < 256; v++) q[v] = q6k_x16_value(g, rr, v);
+        q6k_put_values(blk, q);
+    } else {
+        memcpy(g + 2 * rr, blk + 208, 2);
+        for (int j = 0; j < 16; j++) g[q6k_x16_sc(j) + rr] = blk[192 + j];
+        q6k_values(blk, q);
+        q6k_x16_put(g, rr, q);
+    }
+}
+
 // Row `r`'s block b of Q4_0's 16-row layout to its plain 18 bytes (`to_plain`) or the
 // plain block `blk` into it: the scale, and quant bytes 4t..4t+3 as dword r of vector t.
 static void move_q40_x16(int to_plain, void *w, int64_t r, int64_t b, int64_t nb, uint8_t *blk) {
@@ -129,6 +156,12 @@ static void move_block(int32_t type, int interleaved, const void *src, int64_t r
 
 void qb_repack(int32_t type, int32_t group, const void *src, void *dst, int64_t g0, int64_t g1, int64_t cols) {
     if (type == QB_Q4_K) return repack_q4k(src, dst, g0, g1, cols / 256);
+    if (type == QB_Q6_K) {
+        const int64_t nb = cols / 256;
+        for (int64_t r = QB_Q6K_X16_ROWS * g0; r < QB_Q6K_X16_ROWS * g1; r++)
+            for (int64_t b = 0; b < nb; b++) move_q6k_x16(0, dst, r, b, nb, (uint8_t *)src + (r * nb + b) * 210);
+        return;
+    }
     const int64_t nb = cols / 32, gbb = qb_x4_bytes(type);
     if (type == QB_Q4_0 && group == QB_Q40_X16_ROWS) {
         for (int64_t r = QB_Q40_X16_ROWS * g0; r < QB_Q40_X16_ROWS * g1; r++)
@@ -147,6 +180,12 @@ void qb_unpack_repacked(int32_t type, int32_t group, const void *src, void *dst,
             for (int64_t b = 0; b < nb; b++) unpack_q4k_block(src, r, b, nb, (uint8_t *)dst + ((r - r0) * nb + b) * 144);
         return;
     }
+    if (type == QB_Q6_K) {
+        int64_t nb = cols / 256;
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t b = 0; b < nb; b++) move_q6k_x16(1, (void *)src, r, b, nb, (uint8_t *)dst + ((r - r0) * nb + b) * 210);
+        return;
+    }
     const int64_t nb = cols / 32, bb = qb_q32_block_bytes(type);
     for (int64_t r = r0; r < r1; r++)
         for (int64_t b = 0; b < nb; b++) {
@@ -159,11 +198,12 @@ void qb_unpack_repacked(int32_t type, int32_t group, const void *src, void *dst,
 // Each block moved back to its plain bytes and dequantized by the plain definition: the
 // same values, bit for bit.
 void qb_dequantize_repacked(int32_t type, int32_t group, const void *w, float *dst, int64_t r0, int64_t r1, int64_t cols) {
-    uint8_t blk[176];
-    const int64_t per = type == QB_Q4_K ? 256 : 32, nb = cols / per;
+    uint8_t blk[210];
+    const int64_t per = type == QB_Q4_K || type == QB_Q6_K ? 256 : 32, nb = cols / per;
     for (int64_t r = r0; r < r1; r++, dst += cols)
         for (int64_t b = 0; b < nb; b++) {
             if (type == QB_Q4_K) unpack_q4k_block(w, r, b, nb, blk);
+            else if (type == QB_Q6_K) move_q6k_x16(1, (void *)w, r, b, nb, blk);
             else if (type == QB_Q4_0 && group == QB_Q40_X16_ROWS) move_q40_x16(1, (void *)w, r, b, nb, blk);
             else move_block(type, 1, w, r, b, nb, blk);
             qb_dequantize_row(type, blk, dst + per * b, per);
