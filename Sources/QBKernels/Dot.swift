@@ -4,8 +4,8 @@ import CQBKernels
 /// `qb_dot_ggml.c`, `qb_dot_kquant.c` and `qb_dot_mlx.c`; dense rows `qb_dense.c`;
 /// interleaved Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 rows `qb_repack.c`, or interleaved Q4_0 on the 16-row tiles
 /// of `qb_matvec_tiles.c` (four-row groups where the kernel set has the tiles, and every
-/// sixteen-row group); Q4_K's and Q6_K's sixteen-row groups `qb_dot_kquant.c`; MLX's sixteen-row groups
-/// `qb_dot_mlx.c`.
+/// sixteen-row group); Q4_K's and Q6_K's sixteen-row groups `qb_dot_kquant.c`; MLX's
+/// sixteen-row groups `qb_dot_mlx.c`.
 extension Linear {
     /// Units [u0, u1) of `w` (rows, or groups of rows when interleaved) against `input`.
     static func rows(_ w: Matrix, _ input: QuantizedInput, _ y: UnsafeMutablePointer<Float>, _ u0: Int, _ u1: Int) {

@@ -214,8 +214,8 @@ extension Linear {
     /// (`qb_matvec_repacked_rows`: two groups at a time, up to eight rows per pass), Q4_0's
     /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_0_x16`), Q4_K's
     /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`; Q6_K's on the
-    /// AVX-512 set, `qb_matvec_q6_k_x16_rows`) and MLX's up
-    /// to four (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
+    /// AVX-512 set, `qb_matvec_q6_k_x16_rows`) and MLX's up to four
+    /// (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
     /// against every activation row (`qb_matvec_kquant_rows`: each super-block's values
     /// unpacked once for up to four), the other formats row by row over blocks of
     /// `batchUnitBlock` units. The portable set runs the one-row kernels once per activation
@@ -230,8 +230,8 @@ extension Linear {
         let inputs = QuantizedInput.rows(ws, x, cols: cols, count: count, pool: pool)
         let tiles = ws.map { kernel == .best && takesQ4Tiles($0) }
         let block = batchUnitBlock
-        // Interleaved formats, the sixteen-row groups of Q4_K, Q6_K and MLX and the super-block rows
-        // take the multi-row kernels: each group's blocks are loaded and unpacked once for
+        // Interleaved formats, the sixteen-row groups of Q4_K, Q6_K and MLX and the super-block
+        // rows take the multi-row kernels: each group's blocks are loaded and unpacked once for
         // several activation rows.
         let q8a: [UnsafePointer<qb_q8a>?] = inputs.map(\.q8a)
         let q8k: [UnsafePointer<qb_q8k>?] = inputs.map(\.q8k)

@@ -332,7 +332,8 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
     func testQ6KSixteenRowLayoutMatchesPlainRows() throws {
         try onEveryKernelSet {
             let pool = ThreadPool(threads: 2)
-            for (name, plain) in [("random", randomBlocks(.q6_K, rows: 48, cols: 768)), ("extremes", q6KExtremes(rows: 32, cols: 512))] {
+            let matrices = [("random", randomBlocks(.q6_K, rows: 48, cols: 768)), ("extremes", q6KExtremes(rows: 32, cols: 512))]
+            for (name, plain) in matrices {
                 let packed = try XCTUnwrap(plain.interleavedForDecode(pool: pool, groupRows: 16), name)
                 XCTAssertEqual(packed.layout, .interleaved16, name)
                 assertHoldsPlainRows(packed, plain, ranges: [0..<plain.rows, 5..<27], name)

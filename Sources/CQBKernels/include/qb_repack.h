@@ -48,9 +48,9 @@
 // one (Q4_K's order; offsets: qb_q6k_x16.h). One 32-bit activation broadcast meets four
 // values of all 16 rows (vpdpbusd), a sub-block's 16 scales are one 16-byte load, and the
 // kernel reads a group-block front to back: 3360 bytes, the plain blocks' size. With the
-// high bits after the low ones, each pair's first load was 256 bytes ahead of the next and
-// one Zen 4 core streamed the layout at 20.5 GB/s from memory; in this order, 28
-// (results/q6k-x16-zen4-2026-12-01/).
+// high bits after the low ones, each pair's first loads were 256 bytes ahead of the next
+// ones, and one Zen 4 core streamed the layout from memory at 0.75-0.83x the plain rows'
+// rate; in this order at 0.99-1.14x, the read probe's (results/q6k-x16-zen4-2026-12-01/).
 #define QB_Q6K_X16_ROWS 16
 #define QB_Q6K_X16_BYTES 3360
 #define QB_Q6K_X16_PAIR 416

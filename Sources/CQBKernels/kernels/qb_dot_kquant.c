@@ -1080,8 +1080,8 @@ static inline int x16_batched(int32_t type) {
 
 #if defined(__AVX2__)
 // R activation rows against one group of `type` (Q4_K, or Q6_K on the AVX-512 set).
-static inline __attribute__((always_inline)) void x16_rows_r(int32_t type, const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
-                                                            int64_t y0, int64_t nb, const int R) {
+static inline __attribute__((always_inline)) void x16_rows_r(int32_t type, const uint8_t *g, const qb_q8k *const *xs,
+                                                            float *const *ys, int64_t y0, int64_t nb, const int R) {
 #if defined(QB_AVX512)
     if (type == QB_Q6_K) return q6_K_x16_512_rows(g, xs, ys, y0, nb, R, 1);
 #endif

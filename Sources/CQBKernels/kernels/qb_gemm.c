@@ -886,7 +886,8 @@ static void pack_q6k_x16_vec(const void *w, int64_t r0, int64_t cols, uint8_t *t
                 uint8_t *out = tile + (8 * i + p) * QB_TILE6_BLOCK_BYTES;
                 for (int hh = 0; hh < 2; hh++) {
                     const __m128i sc = _mm_loadl_epi64((const __m128i *)(g + q6k_x16_sc(2 * p + hh) + 8 * half));
-                    _mm256_storeu_ps((float *)(out + 64 * hh + 32 * half), _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), d));
+                    const __m256 scale = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc));
+                    _mm256_storeu_ps((float *)(out + 64 * hh + 32 * half), _mm256_mul_ps(scale, d));
                 }
                 __m256i v[8];
                 q6k_x16_values_256(g + q6k_x16_qs(p) + 32 * half, v);
