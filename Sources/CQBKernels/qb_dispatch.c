@@ -93,7 +93,8 @@ const char *qb_kernel_set_name(int32_t set) {
 // 0.85x the time (Q4_K_M) and 0.78x (q4-g64) on the AVX-512 set; on the AVX2 set 0.96x (within
 // the noise) and 0.93x (results/x16-prefetch-q4k-mlx-zen4-2026-12-01/); the AVX-512 set's
 // sixteen-row Q6_K stream read 0.73-0.79x the plain rows' rate with its own prefetches, 0.99-1.16x
-// without (results/q6k-x16-zen4-2026-12-01/). Other CPUs keep them:
+// without (results/q6k-x16-zen4-2026-12-01/), the AVX2 set's 0.85-1.00x with and 1.05-1.07x
+// without (results/q6k-x16-avx2-zen4-2026-12-02/). Other CPUs keep them:
 // on Intel's the far L2 prefetches of the other decode streams gained 12-21% from one core
 // (results/prefetch-l2-2026-11-28/), and these kernels have not been timed there without
 // their own. QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) "0" or "1"

@@ -42,11 +42,11 @@ public enum KernelSet: Int32, CaseIterable, Sendable, Comparable, CustomStringCo
     /// `QB_X16_PREFETCH`, is read too).
     public static let streamPrefetchVariable = "QB_STREAM_PREFETCH"
 
-    /// Whether the one-row decode streams timed faster without their own prefetches on some
-    /// CPU (Q4_0, Q4_K and 4-bit MLX from sixteen-row groups; Q6_K from sixteen-row and Q8_0
-    /// from four-row groups on the avx512 set) prefetch themselves (true) or leave it to the
-    /// hardware prefetcher (false): false on AMD CPUs, true elsewhere, unless
-    /// `QB_STREAM_PREFETCH` says. Results record it.
+    /// Whether the one-row decode streams timed faster without their own prefetches on some CPU
+    /// (Q4_0, Q4_K and 4-bit MLX from sixteen-row groups; Q6_K from sixteen-row groups on the
+    /// avx512 and avx2 sets; Q8_0 from four-row groups on the avx512 set) prefetch themselves
+    /// (true) or leave it to the hardware prefetcher (false): false on AMD CPUs, true elsewhere,
+    /// unless `QB_STREAM_PREFETCH` says. Results record it.
     public static var streamPrefetch: Bool { qb_kernel_stream_prefetch() != 0 }
 
     /// The set the kernels run now.

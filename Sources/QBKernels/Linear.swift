@@ -213,8 +213,8 @@ extension Linear {
     /// (`takesTiles`, AVX-512: up to 8 rows per pass), on AVX2 on its four-row kernels
     /// (`qb_matvec_repacked_rows`: two groups at a time, up to eight rows per pass), Q4_0's
     /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_0_x16`), Q4_K's
-    /// sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`; Q6_K's on the
-    /// AVX-512 set, `qb_matvec_q6_k_x16_rows`) and MLX's up to four
+    /// and Q6_K's sixteen-row groups up to eight rows per pass (`qb_matvec_q4_k_x16_rows`,
+    /// `qb_matvec_q6_k_x16_rows`) and MLX's up to four
     /// (`qb_matvec_mlx_x16_rows`), the 256-value super-block formats row by row, each row
     /// against every activation row (`qb_matvec_kquant_rows`: each super-block's values
     /// unpacked once for up to four), the other formats row by row over blocks of

@@ -134,8 +134,8 @@ public enum MatrixLayout: Sendable, Hashable {
     /// GGML blocks of four consecutive rows interleaved block by block, with each block's
     /// four scales together (Q4_0, Q5_0 and Q8_0; see qb_repack.h). Same bytes, moved.
     case interleaved4
-    /// Q4_K super-blocks (or MLX groups, Q4_0 blocks on the AVX-512 and AVX2 kernel sets, or
-    /// Q6_K super-blocks on the AVX-512 set) of sixteen consecutive rows together, their scales
+    /// Q4_K super-blocks (or MLX groups, or Q4_0 blocks and Q6_K super-blocks on the AVX-512
+    /// and AVX2 kernel sets) of sixteen consecutive rows together, their scales
     /// split into low and high bits (MLX: the sixteen scales, then the biases; Q4_0: the
     /// sixteen scales; Q6_K: the sixteen d, then each sub-block's sixteen scales) and their
     /// quants ordered for four values of all sixteen rows per load (qb_repack.h). Same values,

@@ -26,12 +26,10 @@ extension Matrix {
     /// Whether `residentCopy` copies this matrix.
     public var wantsResidentCopy: Bool { layout == .rows && valueBytes >= 2 << 20 }
 
-    /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 with rows % 4
-    /// == 0), or Q4_K's, MLX's, (on the AVX-512 and AVX2 kernel sets) Q4_0's or (on the AVX-512
-    /// set) Q6_K's sixteen-row
-    /// groups (rows % 16 == 0; MLX's scales and biases move into the groups), copied into
-    /// memory the result owns;
-    /// nil when there is no such layout. Decode then streams a group of rows against one read of
+    /// This matrix with GGML blocks of four rows interleaved (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 with
+    /// rows % 4 == 0), or Q4_K's, MLX's or (on the AVX-512 and AVX2 kernel sets) Q4_0's and
+    /// Q6_K's sixteen-row groups (rows % 16 == 0; MLX's scales and biases move into the
+    /// groups), copied into memory the result owns; nil when there is no such layout. Decode then streams a group of rows against one read of
     /// the activations; values are unchanged, so every product equals the plain layout's up
     /// to summation order.
     /// Taken from `arena` when one is given and has room.

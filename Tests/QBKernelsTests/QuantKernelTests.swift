@@ -223,7 +223,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             XCTAssertNil(k.interleavedForDecode(pool: ThreadPool(threads: 1)), "Q4_K rows not a multiple of 16 stay plain")
             XCTAssertEqual(
                 randomBlocks(.q6_K, rows: 16, cols: 256).interleavedForDecode(pool: ThreadPool(threads: 1))?.layout,
-                KernelSet.active == .avx512 ? .interleaved16 : nil, "Q6_K: sixteen-row groups on the AVX-512 set alone")
+                KernelSet.active == .portable ? nil : .interleaved16, "Q6_K: sixteen-row groups on the AVX-512 and AVX2 sets")
         }
     }
 
@@ -322,7 +322,8 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
-    /// Q6_K's sixteen-row decode layout (the AVX-512 set repacks into it; every set reads it)
+    /// Q6_K's sixteen-row decode layout (the AVX-512 and AVX2 sets repack into it; every set
+    /// reads it)
     /// on random blocks (every bit of the values and the signed scales) and on blocks at the
     /// extremes (every value 0 or 63, every scale -128 or 127; activations quantized up to
     /// +-127):

@@ -39,18 +39,18 @@
 #define QB_Q4K_X16_HI 192
 #define QB_Q4K_X16_QS 256
 
-// Q6_K takes groups of 16 rows on the AVX-512 set (qb_matvec_q6_k_x16, qb_dot_kquant.h):
-// for each group and super-block b, the 16 rows' f16 d; then for each pair of sub-blocks
-// (32 values) the two sub-blocks' int8 scales of the 16 rows (16 bytes each), two 64-byte
-// vectors of high bits, byte 4 x row + k of vector h holding those of the pair's value
-// 16h + 4t + k at bits 2t..2t+1, and four of low bits, byte 4 x row + k of vector t holding
-// the low four bits of value 4t + k in its low nibble and of value 16 + 4t + k in its high
-// one (Q4_K's order; offsets: qb_q6k_x16.h). One 32-bit activation broadcast meets four
-// values of all 16 rows (vpdpbusd), a sub-block's 16 scales are one 16-byte load, and the
-// kernel reads a group-block front to back: 3360 bytes, the plain blocks' size. With the
-// high bits after the low ones, each pair's first loads were 256 bytes ahead of the next
-// ones, and one Zen 4 core streamed the layout from memory at 0.75-0.83x the plain rows'
-// rate; in this order at 0.99-1.14x, the read probe's (results/q6k-x16-zen4-2026-12-01/).
+// Q6_K takes groups of 16 rows on the AVX-512 and AVX2 sets (qb_matvec_q6_k_x16,
+// qb_dot_kquant.h): for each group and super-block b, the 16 rows' f16 d; then for each pair of
+// sub-blocks (32 values) the two sub-blocks' int8 scales of the 16 rows (16 bytes each), two
+// 64-byte vectors of high bits, byte 4 x row + k of vector h holding those of the pair's value
+// 16h + 4t + k at bits 2t..2t+1, and four of low bits, byte 4 x row + k of vector t holding the
+// low four bits of value 4t + k in its low nibble and of value 16 + 4t + k in its high one
+// (Q4_K's order; offsets: qb_q6k_x16.h). One 32-bit activation broadcast meets four values of
+// all 16 rows (vpdpbusd), a sub-block's 16 scales are one 16-byte load, and the kernel reads a
+// group-block front to back: 3360 bytes, the plain blocks' size. With the high bits after the
+// low ones, each pair's first loads were 256 bytes ahead of the next ones, and one Zen 4 core
+// streamed the layout from memory at 0.75-0.83x the plain rows' rate; in this order at
+// 0.99-1.14x, the read probe's (results/q6k-x16-zen4-2026-12-01/).
 #define QB_Q6K_X16_ROWS 16
 #define QB_Q6K_X16_BYTES 3360
 #define QB_Q6K_X16_PAIR 416
@@ -80,11 +80,12 @@
 #define QB_MLX_X16_ROWS 16
 
 // Whether a matrix of this type and shape has a repacked form on this kernel set
-// (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 with rows % 4, Q4_K, and on the AVX-512 set Q6_K, with rows % 16).
+// (Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 with rows % 4, Q4_K, and on the AVX-512 and AVX2 sets Q6_K, with
+// rows % 16).
 int qb_repack_supported(int32_t type, int64_t rows, int64_t cols);
 // Rows per group of the form this kernel set repacks a matrix of this type and row count
-// into: 4; 16 for Q4_K, for Q4_0 on the AVX-512 and AVX2 sets when rows % 16 == 0, and for
-// Q6_K on the AVX-512 set; 0 without one.
+// into: 4; 16 for Q4_K, and on the AVX-512 and AVX2 sets for Q6_K and for Q4_0 when
+// rows % 16 == 0; 0 without one.
 // A repacked matrix is read by every set (`group` below names its layout), so one repacked
 // under one set stays correct after a switch to another.
 int32_t qb_repack_group_rows(int32_t type, int64_t rows);

@@ -878,22 +878,42 @@ static inline __attribute__((always_inline)) void q4_K_x16_rows(const uint8_t *g
 // the 16 registers live in L1.
 enum { QB_Q4K_X16_BATCH = 8 };
 
+// The eight rows' (sc_j, mn_j) of half h (rows 8h..8h + 7) as 16-bit pairs: the low four
+// bits of both from the rows' lo bytes (b | b << 12 puts sc's at bits 0-3, mn's at 16-19),
+// the high two from their words `top` (one shift puts sc's at bits 4-5, mn's at 20-21).
+static inline __m256i q4k_x16_scmn_avx2(const uint8_t *g, __m256i top, int j, int h) {
+    const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + QB_Q4K_X16_LO + 16 * j + 8 * h)));
+    const __m256i up = 2 * j >= 4 ? _mm256_srli_epi32(top, 2 * j - 4) : _mm256_slli_epi32(top, 4 - 2 * j);
+    const __m256i lo = _mm256_and_si256(_mm256_or_si256(b, _mm256_slli_epi32(b, 12)), _mm256_set1_epi32(0x000F000F));
+    return _mm256_or_si256(lo, _mm256_and_si256(up, _mm256_set1_epi32(0x00300030)));
+}
+
 // Without VNNI: rows 0..7 and 8..15 as two 32-byte halves. A sub-block's eight unsigned x
 // signed byte products per row (vpmaddubsw, pairs) are summed in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30480, no saturation), then scaled by sc_j and summed in pairs by one
-// vpmaddwd against (sc_j, sc_j) per row. R activation rows (1..QB_Q4K_X16_BATCH) at once:
-// each half sub-block is loaded and split into nibbles once for all R, and each row's
-// arithmetic is the same whatever R (exact int32 sums, then the same float operations in
-// the same order), so a row's outputs are bitwise what it gets alone. For several rows the
-// minimums' sums (mn_j S_j) are taken after the products, as in q4_K_x16_512_rows; one row
+// vpmaddwd against (sc_j, sc_j) per row; the minimums' sum takes one vpmaddwd of the rows'
+// (sc_j, mn_j) against (0, S_j). R activation rows (1..QB_Q4K_X16_BATCH) at once: each half
+// sub-block is loaded and split into nibbles once for all R, and each row's arithmetic is
+// the same whatever R (exact int32 sums, then the same float operations in the same order),
+// so a row's outputs are bitwise what it gets alone. For several rows the minimums' sums
+// (mn_j S_j) are taken after the products, as in q4_K_x16_512_rows; one row
 // (single-sequence decode) takes them beside its products, which was 2-4% faster.
 static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
                                                                      int64_t y0, int64_t nb, const int R, const int pf) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m0f = _mm256_set1_epi32(0x0F), m30 = _mm256_set1_epi32(0x30);
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    // Byte indices taking each 32-bit lane's low 16 bits into both halves.
+    const __m256i dup = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13,
+                                         0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
     __m256 acc[2][QB_Q4K_X16_BATCH];
     for (int h = 0; h < 2; h++)
         for (int k = 0; k < R; k++) acc[h][k] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
+        // Per activation row, (0, S_j) as a 16-bit pair for each sub-block j (|S_j| <= 32 x 127).
+        int32_t sz[QB_Q4K_X16_BATCH][8];
+        for (int k = 0; k < R; k++) {
+            const __m256i S = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xs[k][i].s16), _mm256_set1_epi16(1));
+            _mm256_storeu_si256((__m256i *)sz[k], _mm256_slli_epi32(S, 16));
+        }
         for (int h = 0; h < 2; h++) {
             __m256i isum[QB_Q4K_X16_BATCH], msum[QB_Q4K_X16_BATCH];
             for (int k = 0; k < R; k++) isum[k] = msum[k] = _mm256_setzero_si256();
@@ -907,10 +927,7 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
                     wl[t] = _mm256_and_si256(v, m4);
                     wh[t] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
                 }
-                const __m256i lo4 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + QB_Q4K_X16_LO + 16 * j + 8 * h)));
-                const __m256i up = 2 * j >= 4 ? _mm256_srli_epi32(top, 2 * j - 4) : _mm256_slli_epi32(top, 4 - 2 * j);
-                const __m256i sc = _mm256_or_si256(_mm256_and_si256(lo4, m0f), _mm256_and_si256(up, m30));
-                const __m256i sc2 = _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16));
+                const __m256i scmn = q4k_x16_scmn_avx2(g, top, j, h), sc2 = _mm256_shuffle_epi8(scmn, dup);
                 for (int k = 0; k < R; k++) {
                     const int8_t *x = xs[k][i].qs + 32 * j;
                     __m256i p = _mm256_setzero_si256();
@@ -920,18 +937,11 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
                     }
                     isum[k] = _mm256_add_epi32(isum[k], _mm256_madd_epi16(p, sc2));
                 }
-                if (R == 1) {
-                    const __m256i mn = _mm256_or_si256(_mm256_srli_epi32(lo4, 4), _mm256_and_si256(_mm256_srli_epi32(top, 12 + 2 * j), m30));
-                    msum[0] = _mm256_add_epi32(msum[0], _mm256_mullo_epi32(mn, _mm256_set1_epi32(xs[0][i].s16[2 * j] + xs[0][i].s16[2 * j + 1])));
-                }
+                if (R == 1) msum[0] = _mm256_add_epi32(msum[0], _mm256_madd_epi16(scmn, _mm256_set1_epi32(sz[0][j])));
             }
             for (int j = 0; j < 8 && R > 1; j++) {
-                const __m256i lo4 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + QB_Q4K_X16_LO + 16 * j + 8 * h)));
-                const __m256i mn = _mm256_or_si256(_mm256_srli_epi32(lo4, 4), _mm256_and_si256(_mm256_srli_epi32(top, 12 + 2 * j), m30));
-                for (int k = 0; k < R; k++) {
-                    const int32_t S = xs[k][i].s16[2 * j] + xs[k][i].s16[2 * j + 1];
-                    msum[k] = _mm256_add_epi32(msum[k], _mm256_mullo_epi32(mn, _mm256_set1_epi32(S)));
-                }
+                const __m256i scmn = q4k_x16_scmn_avx2(g, top, j, h);
+                for (int k = 0; k < R; k++) msum[k] = _mm256_add_epi32(msum[k], _mm256_madd_epi16(scmn, _mm256_set1_epi32(sz[k][j])));
             }
             const __m256 dh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16 * h)));
             const __m256 mh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + QB_Q4K_X16_DMIN + 16 * h)));
@@ -983,9 +993,9 @@ void qb_matvec_q4_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, in
 // d a.d sum_j sc_j (q_j . x_j - 32 S_j), S_j the activations' sum over sub-block j (16
 // values), exact in int32 (at most 16 x 32 x 127 x 128 per sub-block, sixteen of them).
 
-#if !defined(QB_AVX512)
-// The definition, row by row, in those integers. Every set reads the layout; only the
-// AVX-512 set repacks into it.
+#if !defined(__AVX2__)
+// The definition, row by row, in those integers. Every set reads the layout; the portable
+// set does not repack into it.
 static void q6_K_x16(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) {
     float s[QB_Q6K_X16_ROWS] = {0};
     for (int64_t i = 0; i < nb; i++, g += QB_Q6K_X16_BYTES) {
@@ -1005,14 +1015,16 @@ static void q6_K_x16(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) {
 }
 #endif
 
-#if defined(QB_AVX512)
+#if defined(__AVX2__)
 // The group-block two ahead, seven lines a pair of sub-blocks (as x16_prefetch spreads Q4_K's).
 static inline __attribute__((always_inline)) void q6k_x16_prefetch(const uint8_t *g, int p) {
     const char *at = (const char *)g + 2 * QB_Q6K_X16_BYTES + 448 * p;
     for (int l = 0; l < 7; l++) _mm_prefetch(at + 64 * l, _MM_HINT_T0);
     qb_prefetch_l2(g + 448 * p, 7);
 }
+#endif
 
+#if defined(QB_AVX512)
 // One vpdpbusd per four values of the 16 rows (their lanes) against a broadcast of four
 // activations, each sub-block's sum started at its offset term (-32 S_j) and scaled by the
 // rows' sc_j in int32. R activation rows (1..QB_Q4K_X16_BATCH) at once: a pair's eight value
@@ -1047,11 +1059,71 @@ static inline __attribute__((always_inline)) void q6_K_x16_512_rows(const uint8_
     }
     for (int k = 0; k < R; k++) _mm512_storeu_ps(ys[k] + y0, acc[k]);
 }
+#elif defined(__AVX2__)
+// Without VNNI: rows 0..7 and 8..15 as two 32-byte halves, as q4_K_x16_avx2_rows takes
+// Q4_K's. Two steps' pairs of products (vpmaddubsw) are summed in 16 bits (at most
+// 2 x 2 x 63 x 127 = 32004, no saturation), then scaled by sc_j and summed in pairs by one
+// vpmaddwd against (sc_j, sc_j) per row. The offset term takes one vpmaddwd per pair of
+// sub-blocks: the rows' (sc_2p, sc_2p+1) against (S_2p, S_2p+1). R activation rows
+// (1..QB_Q4K_X16_BATCH) at once, each row's arithmetic the same whatever R, so its outputs
+// are bitwise what it gets alone. With `pf` the group-block two ahead is prefetched.
+static inline __attribute__((always_inline)) void q6_K_x16_avx2_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
+                                                                     int64_t y0, int64_t nb, const int R, const int pf) {
+    // Byte indices taking each 32-bit lane's first (second) 16-bit half into both halves.
+    const __m256i first = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13,
+                                           0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
+    const __m256i second = _mm256_add_epi8(first, _mm256_set1_epi8(2));
+    __m256 acc[2][QB_Q4K_X16_BATCH];
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < R; k++) acc[h][k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++, g += QB_Q6K_X16_BYTES) {
+        __m256i isum[2][QB_Q4K_X16_BATCH], off[2][QB_Q4K_X16_BATCH];
+        for (int h = 0; h < 2; h++)
+            for (int k = 0; k < R; k++) isum[h][k] = off[h][k] = _mm256_setzero_si256();
+        for (int p = 0; p < 8; p++) {
+            if (pf) q6k_x16_prefetch(g, p);
+            for (int h = 0; h < 2; h++) {
+                __m256i v[8];
+                q6k_x16_values_256(g + q6k_x16_qs(p) + 32 * h, v);
+                const __m128i s0 = _mm_loadl_epi64((const __m128i *)(g + q6k_x16_sc(2 * p) + 8 * h));
+                const __m128i s1 = _mm_loadl_epi64((const __m128i *)(g + q6k_x16_sc(2 * p + 1) + 8 * h));
+                const __m256i sc = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(s0, s1));
+                const __m256i sa = _mm256_shuffle_epi8(sc, first), sb = _mm256_shuffle_epi8(sc, second);
+                for (int k = 0; k < R; k++) {
+                    const int8_t *x = xs[k][i].qs + 32 * p;
+                    __m256i s = _mm256_setzero_si256();
+                    for (int t = 0; t < 4; t += 2) {
+                        const __m256i pa = _mm256_add_epi16(_mm256_maddubs_epi16(v[t], _mm256_set1_epi32(act4(x + 4 * t))),
+                                                            _mm256_maddubs_epi16(v[t + 1], _mm256_set1_epi32(act4(x + 4 * t + 4))));
+                        const __m256i pb = _mm256_add_epi16(_mm256_maddubs_epi16(v[4 + t], _mm256_set1_epi32(act4(x + 16 + 4 * t))),
+                                                            _mm256_maddubs_epi16(v[5 + t], _mm256_set1_epi32(act4(x + 20 + 4 * t))));
+                        s = _mm256_add_epi32(s, _mm256_add_epi32(_mm256_madd_epi16(pa, sa), _mm256_madd_epi16(pb, sb)));
+                    }
+                    isum[h][k] = _mm256_add_epi32(isum[h][k], s);
+                    int32_t pair;  // (S_2p, S_2p+1), adjacent int16
+                    memcpy(&pair, xs[k][i].s16 + 2 * p, 4);
+                    off[h][k] = _mm256_add_epi32(off[h][k], _mm256_madd_epi16(sc, _mm256_set1_epi32(pair)));
+                }
+            }
+        }
+        for (int h = 0; h < 2; h++) {
+            const __m256 dh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16 * h)));
+            for (int k = 0; k < R; k++) {
+                const __m256i is = _mm256_sub_epi32(isum[h][k], _mm256_slli_epi32(off[h][k], 5));
+                acc[h][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is), _mm256_mul_ps(dh, _mm256_set1_ps(xs[k][i].d)), acc[h][k]);
+            }
+        }
+    }
+    for (int k = 0; k < R; k++) {
+        _mm256_storeu_ps(ys[k] + y0, acc[0][k]);
+        _mm256_storeu_ps(ys[k] + y0 + 8, acc[1][k]);
+    }
+}
 #endif
 
 void qb_matvec_q6_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, int64_t g1, int64_t cols) {
     const int64_t nb = cols / 256;
-#if defined(QB_AVX512)
+#if defined(__AVX2__)
     const int pf = qb_stream_prefetch();
 #endif
     for (int64_t g = g0; g < g1; g++) {
@@ -1060,6 +1132,9 @@ void qb_matvec_q6_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, in
 #if defined(QB_AVX512)
         if (pf) q6_K_x16_512_rows(grp, &x, &out, 0, nb, 1, 1);
         else q6_K_x16_512_rows(grp, &x, &out, 0, nb, 1, 0);
+#elif defined(__AVX2__)
+        if (pf) q6_K_x16_avx2_rows(grp, &x, &out, 0, nb, 1, 1);
+        else q6_K_x16_avx2_rows(grp, &x, &out, 0, nb, 1, 0);
 #else
         q6_K_x16(grp, x, out, nb);
 #endif
@@ -1068,10 +1143,8 @@ void qb_matvec_q6_k_x16(const void *w, const qb_q8k *x, float *y, int64_t g0, in
 
 // Whether the set has a multi-row kernel for this type's sixteen-row groups.
 static inline int x16_batched(int32_t type) {
-#if defined(QB_AVX512)
+#if defined(__AVX2__)
     return type == QB_Q4_K || type == QB_Q6_K;
-#elif defined(__AVX2__)
-    return type == QB_Q4_K;
 #else
     (void)type;
     return 0;
@@ -1079,11 +1152,13 @@ static inline int x16_batched(int32_t type) {
 }
 
 #if defined(__AVX2__)
-// R activation rows against one group of `type` (Q4_K, or Q6_K on the AVX-512 set).
+// R activation rows against one group of `type` (Q4_K or Q6_K).
 static inline __attribute__((always_inline)) void x16_rows_r(int32_t type, const uint8_t *g, const qb_q8k *const *xs,
                                                             float *const *ys, int64_t y0, int64_t nb, const int R) {
 #if defined(QB_AVX512)
     if (type == QB_Q6_K) return q6_K_x16_512_rows(g, xs, ys, y0, nb, R, 1);
+#else
+    if (type == QB_Q6_K) return q6_K_x16_avx2_rows(g, xs, ys, y0, nb, R, 1);
 #endif
     q4_K_x16_rows(g, xs, ys, y0, nb, R);
 }

@@ -20,14 +20,11 @@ static int x4_type(int32_t type) {
 
 int32_t qb_repack_group_rows(int32_t type, int64_t rows) {
     if (type == QB_Q4_K) return QB_Q4K_X16_ROWS;
-#if defined(QB_AVX512)
-    // Only the AVX-512 set has Q6_K's sixteen-row kernel in vector code (vpdpbusd); the
-    // others keep the plain rows (and read this layout by its definition).
-    if (type == QB_Q6_K) return QB_Q6K_X16_ROWS;
-#endif
 #if defined(__AVX2__)
-    // The AVX-512 and AVX2 sets have the sixteen-row Q4_0 kernel in vector code; the
-    // portable set keeps the four-row layout (and reads this one by its definition).
+    // The AVX-512 and AVX2 sets have the sixteen-row Q6_K and Q4_0 kernels in vector code;
+    // the portable set keeps Q6_K's plain rows and Q4_0's four-row layout (and reads these
+    // by their definitions).
+    if (type == QB_Q6_K) return QB_Q6K_X16_ROWS;
     if (type == QB_Q4_0 && rows % QB_Q40_X16_ROWS == 0) return QB_Q40_X16_ROWS;
 #else
     (void)rows;

@@ -66,7 +66,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
             swift: \(swiftVersion)
             flags: \(buildFlags.joined(separator: " "))
             kernels: \(KernelSet.active.name) (this CPU's best: \(KernelSet.best.name); \(KernelSet.environmentVariable)=\(KernelSet.allCases.map(\.name).joined(separator: "|")) lowers it)
-            one-row decode streams prefetch themselves: \(KernelSet.streamPrefetch ? "yes" : "no, the hardware prefetcher does") (Q4_0, Q4_K and 4-bit MLX in sixteen-row groups, Q6_K and Q8_0 on avx512; \(KernelSet.streamPrefetchVariable)=0|1 sets it)
+            one-row decode streams prefetch themselves: \(KernelSet.streamPrefetch ? "yes" : "no, the hardware prefetcher does") (Q4_0, Q4_K, Q6_K and 4-bit MLX in sixteen-row groups, Q8_0 on avx512; \(KernelSet.streamPrefetchVariable)=0|1 sets it)
             """
     }
 
