@@ -968,7 +968,7 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
 // but both halves in one pass over the sub-blocks, each activation broadcast serving both
 // and each half's vectors split into nibbles as they are used. On Zen 4, against a pass per
 // half: 11% more GB/s in L2, two-thread 1B Q4_K_M decode 7-8% faster; streaming one matrix
-// alone from memory on one thread, 7-11% slower, which the engine's tokens did not show
+// alone from memory on one thread, 0.89-0.94x in one hour and 1.08-1.11x in another
 // (results/q4k-x16-halves-avx2-zen4-2026-12-02/).
 static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb, const int pf) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
