@@ -307,11 +307,15 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 XCTAssertLessThan(relativeError(y1, portable), 1e-5, "scale \(scale)")
                 XCTAssertEqual(y1, y2, "same result at any thread count")
             }
-            let count = 3, x = randoms(count * cols)
-            var batched = [Float](repeating: .nan, count: count * rows)
-            Linear.matvecRows(packed, x, &batched, count: count, pool: ThreadPool(threads: 2))
-            for b in 0..<count {
-                XCTAssertEqual(Array(batched[(b * rows)..<((b + 1) * rows)]), matvec(packed, Array(x[(b * cols)..<((b + 1) * cols)]), threads: 2), "batched row \(b)")
+            // Nine rows: a batch of eight and a remainder of one; eleven: eight and three.
+            for count in [9, 11] {
+                let x = randoms(count * cols)
+                var batched = [Float](repeating: .nan, count: count * rows)
+                Linear.matvecRows(packed, x, &batched, count: count, pool: ThreadPool(threads: 2))
+                for b in 0..<count {
+                    let alone = matvec(packed, Array(x[(b * cols)..<((b + 1) * cols)]), threads: 2)
+                    XCTAssertEqual(Array(batched[(b * rows)..<((b + 1) * rows)]), alone, "\(count) rows batched, row \(b)")
+                }
             }
             var y = [Float](repeating: .nan, count: 5 * rows), yp = y
             let x5 = randoms(5 * cols)

@@ -894,17 +894,23 @@ static inline __m256i q4k_x16_scmn_avx2(const uint8_t *g, __m256i top, int j, in
     return _mm256_or_si256(lo, _mm256_and_si256(up, _mm256_set1_epi32(0x00300030)));
 }
 
+// Per sub-block j of one activation row's super-block, (0, S_j) as a 16-bit pair (S_j the
+// sum of its 32 activations, |S_j| <= 32 x 127), for the minimums' vpmaddwd.
+static inline void q4k_x16_s_pairs(const qb_q8k *a, int32_t sz[8]) {
+    const __m256i S = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->s16), _mm256_set1_epi16(1));
+    _mm256_storeu_si256((__m256i *)sz, _mm256_slli_epi32(S, 16));
+}
+
 // Without VNNI: rows 0..7 and 8..15 as two 32-byte halves. A sub-block's eight unsigned x
 // signed byte products per row (vpmaddubsw, pairs) are summed in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30480, no saturation), then scaled by sc_j and summed in pairs by one
 // vpmaddwd against (sc_j, sc_j) per row; the minimums' sum takes one vpmaddwd of the rows'
-// (sc_j, mn_j) against (0, S_j). R activation rows (1..QB_Q4K_X16_BATCH) at once: each half
+// (sc_j, mn_j) against (0, S_j). R activation rows (2..QB_Q4K_X16_BATCH) at once: each half
 // sub-block is loaded and split into nibbles once for all R, and each row's arithmetic is
 // the same whatever R (exact int32 sums, then the same float operations in the same order),
-// so a row's outputs are bitwise what it gets alone (single-sequence decode has its own
-// kernel, q4_K_x16_avx2, below). For several rows the minimums' sums (mn_j S_j) are taken
-// after the products, as in q4_K_x16_512_rows; a batch of one takes them beside its
-// products, which was 2-4% faster.
+// so a row's outputs are bitwise what it gets alone from q4_K_x16_avx2, the one-row kernel
+// below (single-sequence decode, and a batch's remainder of one row). The minimums' sums
+// (mn_j S_j) are taken after the products, as in q4_K_x16_512_rows.
 static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
                                                                      int64_t y0, int64_t nb, const int R, const int pf) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -913,12 +919,8 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
     for (int h = 0; h < 2; h++)
         for (int k = 0; k < R; k++) acc[h][k] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
-        // Per activation row, (0, S_j) as a 16-bit pair for each sub-block j (|S_j| <= 32 x 127).
         int32_t sz[QB_Q4K_X16_BATCH][8];
-        for (int k = 0; k < R; k++) {
-            const __m256i S = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)xs[k][i].s16), _mm256_set1_epi16(1));
-            _mm256_storeu_si256((__m256i *)sz[k], _mm256_slli_epi32(S, 16));
-        }
+        for (int k = 0; k < R; k++) q4k_x16_s_pairs(xs[k] + i, sz[k]);
         for (int h = 0; h < 2; h++) {
             __m256i isum[QB_Q4K_X16_BATCH], msum[QB_Q4K_X16_BATCH];
             for (int k = 0; k < R; k++) isum[k] = msum[k] = _mm256_setzero_si256();
@@ -942,9 +944,8 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
                     }
                     isum[k] = _mm256_add_epi32(isum[k], _mm256_madd_epi16(p, sc2));
                 }
-                if (R == 1) msum[0] = _mm256_add_epi32(msum[0], _mm256_madd_epi16(scmn, _mm256_set1_epi32(sz[0][j])));
             }
-            for (int j = 0; j < 8 && R > 1; j++) {
+            for (int j = 0; j < 8; j++) {
                 const __m256i scmn = q4k_x16_scmn_avx2(g, top, j, h);
                 for (int k = 0; k < R; k++) msum[k] = _mm256_add_epi32(msum[k], _mm256_madd_epi16(scmn, _mm256_set1_epi32(sz[k][j])));
             }
@@ -963,9 +964,9 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
     }
 }
 
-// One activation row (single-sequence decode): as q4_K_x16_avx2_rows with R = 1 (the same
-// exact int32 sums, then the same float operations in the same order, so the same outputs),
-// but both halves in one pass over the sub-blocks, each activation broadcast serving both
+// One activation row: each row's arithmetic of q4_K_x16_avx2_rows (the same exact int32
+// sums, then the same float operations in the same order, so the same outputs), but both
+// halves in one pass over the sub-blocks, each activation broadcast serving both
 // and each half's vectors split into nibbles as they are used. On Zen 4, against a pass per
 // half: 11% more GB/s in L2, two-thread 1B Q4_K_M decode 7-8% faster; streaming one matrix
 // alone from memory on one thread, 0.89-0.94x in one hour and 1.08-1.11x in another
@@ -975,9 +976,8 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g
     const __m256i dup = lane_low16_twice();
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
-        int32_t sz[8];  // (0, S_j) as a 16-bit pair per sub-block j
-        const __m256i S = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a[i].s16), _mm256_set1_epi16(1));
-        _mm256_storeu_si256((__m256i *)sz, _mm256_slli_epi32(S, 16));
+        int32_t sz[8];
+        q4k_x16_s_pairs(a + i, sz);
         __m256i isum[2], msum[2], top[2];
         for (int h = 0; h < 2; h++) {
             top[h] = _mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_HI + 32 * h));
@@ -1015,7 +1015,8 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g
 // The set's multi-row kernel, for the dispatch below.
 static inline __attribute__((always_inline)) void q4_K_x16_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys, int64_t y0,
                                                                int64_t nb, const int R) {
-    q4_K_x16_avx2_rows(g, xs, ys, y0, nb, R, 1);
+    if (R == 1) q4_K_x16_avx2(g, xs[0], ys[0] + y0, nb, 1);
+    else q4_K_x16_avx2_rows(g, xs, ys, y0, nb, R, 1);
 }
 #endif
 
@@ -1051,14 +1052,15 @@ static void q6_K_x16(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb) {
     float s[QB_Q6K_X16_ROWS] = {0};
     for (int64_t i = 0; i < nb; i++, g += QB_Q6K_X16_BYTES) {
         for (int r = 0; r < QB_Q6K_X16_ROWS; r++) {
+            uint8_t q[256];
+            int8_t sc[16];
+            const qb_half d = q6k_x16_row(g, r, q, sc);
             int32_t isum = 0;
             for (int j = 0; j < 16; j++) {
                 int32_t dot = -32 * a[i].s16[j];
-                for (int v = 16 * j; v < 16 * j + 16; v++) dot += q6k_x16_value(g, r, v) * a[i].qs[v];
-                isum += (int8_t)g[q6k_x16_sc(j) + r] * dot;
+                for (int v = 16 * j; v < 16 * j + 16; v++) dot += q[v] * a[i].qs[v];
+                isum += sc[j] * dot;
             }
-            qb_half d;
-            memcpy(&d, g + 2 * r, 2);
             s[r] += (float)isum * (h2f(d) * a[i].d);
         }
     }

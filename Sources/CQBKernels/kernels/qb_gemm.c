@@ -910,9 +910,7 @@ void qb_pack_tile_q6k(const void *w, int32_t interleaved, int64_t r0, int64_t co
             if (interleaved) {
                 const uint8_t *g = (const uint8_t *)w + ((r0 + r) / QB_Q6K_X16_ROWS * nb + i) * QB_Q6K_X16_BYTES;
                 const int rr = (int)((r0 + r) % QB_Q6K_X16_ROWS);
-                for (int u = 0; u < 256; u++) v[u] = q6k_x16_value(g, rr, u);
-                for (int j = 0; j < 16; j++) sc[j] = (int8_t)g[q6k_x16_sc(j) + rr];
-                memcpy(&hd, g + 2 * rr, 2);
+                hd = q6k_x16_row(g, rr, v, sc);
             } else {
                 const uint8_t *blk = (const uint8_t *)w + ((r0 + r) * nb + i) * 210;
                 q6k_values(blk, v);

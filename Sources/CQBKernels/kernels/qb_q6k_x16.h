@@ -6,6 +6,7 @@
 #include "qb_repack.h"
 #include "qb_scalar.h"
 #include <stdint.h>
+#include <string.h>
 #if defined(__AVX2__)
 #include <immintrin.h>
 #endif
@@ -42,6 +43,15 @@ static inline uint8_t q6k_x16_value(const uint8_t *g, int r, int v) {
     const int p = v / 32, h = (v % 32) / 16, t = (v % 16) / 4, k = v % 4;
     const uint8_t *o = g + q6k_x16_qs(p) + 4 * r + k;
     return (uint8_t)(((o[128 + 64 * t] >> (4 * h)) & 0xF) | ((o[64 * h] >> (2 * t)) & 3) << 4);
+}
+
+// Row r's 256 values and 16 scales in the group-block `g`; returns its d.
+static inline qb_half q6k_x16_row(const uint8_t *g, int r, uint8_t q[256], int8_t sc[16]) {
+    for (int v = 0; v < 256; v++) q[v] = q6k_x16_value(g, r, v);
+    for (int j = 0; j < 16; j++) sc[j] = (int8_t)g[q6k_x16_sc(j) + r];
+    qb_half d;
+    memcpy(&d, g + 2 * r, 2);
+    return d;
 }
 
 // Row r's 256 values into the group-block `g`: every byte of the row's share written.

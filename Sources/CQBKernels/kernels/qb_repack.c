@@ -101,9 +101,8 @@ static void move_q6k_x16(int to_plain, void *w, int64_t r, int64_t b, int64_t nb
     const int rr = (int)(r % QB_Q6K_X16_ROWS);
     uint8_t q[256];
     if (to_plain) {
-        memcpy(blk + 208, g + 2 * rr, 2);
-        for (int j = 0; j < 16; j++) blk[192 + j] = g[q6k_x16_sc(j) + rr];
-        for (int v = 0; v < 256; v++) q[v] = q6k_x16_value(g, rr, v);
+        const qb_half d = q6k_x16_row(g, rr, q, (int8_t *)(blk + 192));
+        memcpy(blk + 208, &d, 2);
         q6k_put_values(blk, q);
     } else {
         memcpy(g + 2 * rr, blk + 208, 2);
