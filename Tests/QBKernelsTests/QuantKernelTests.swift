@@ -519,6 +519,39 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// An activation row's prefill outputs do not depend on how many rows share the product:
+    /// a column block's last rows (a remainder of the four-row groups, or Q6_K's odd row) give
+    /// bitwise the outputs they give inside a group. The first rows of one 20-row input, at
+    /// counts whose last column block leaves every remainder; each value width, with offsets
+    /// (symmetric formats) and without, on every kernel set.
+    func testIntPrefillRowsDoNotDependOnTheCount() throws {
+        try onEveryKernelSet {
+            let rows = 32, cols = 512, most = 20
+            var cases: [(String, Matrix)] = [
+                ("Q4_0", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))),
+                ("Q4_K", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))),
+                ("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)),
+            ]
+            if IntTiles.wideValues {
+                for t in [GGMLType.q5_0, .q5_1, .q8_0] { cases.append(("\(t)", randomBlocks(t, rows: rows, cols: cols))) }
+                cases.append(("MLX 8-bit g64", try Quantizer.quantize(
+                    randoms(rows * cols), rows: rows, cols: cols, to: .mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)),
+                    pool: ThreadPool(threads: 1))))
+            }
+            let x = randoms(most * cols, scale: 2)
+            for (name, w) in cases {
+                XCTAssertTrue(IntTiles.fits(w), name)
+                var all = [Float](repeating: .nan, count: most * rows)
+                Linear.matmul(w, x, &all, count: most, pool: ThreadPool(threads: 1))
+                for count in [2, 3, 5, 6, 7, 17, 18, 19] {
+                    var y = [Float](repeating: .nan, count: count * rows)
+                    Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 1))
+                    XCTAssertEqual(y, Array(all[..<(count * rows)]), "\(name): \(count) rows against the first \(count) of \(most)")
+                }
+            }
+        }
+    }
+
     /// Blocks of a GGML type whose scales are 1 (Q5_1's minimum a small integer), so every
     /// f32 step of a product with integer activations is exact; about half the blocks hold
     /// the format's largest unsigned tile value everywhere (Q4_0 15, Q5 31, Q8_0 255 as

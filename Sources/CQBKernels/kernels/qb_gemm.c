@@ -782,13 +782,13 @@ static inline __attribute__((always_inline)) void block_x16(const uint8_t *blk, 
     }
 }
 
-// Activation rows [0, count) (count a multiple of 4) against a tile, block by block: each
-// block is read from L1 by every group of four rows (taken a group at a time over all
-// blocks, a 2048-column tile of 40 KB streamed from L2 once per group). Up to 16 rows at a
-// time, their sums in `acc`.
+// Activation rows [0, count) (count a multiple of `g`: 4, or the last 1-3 rows of a column
+// block) against a tile, block by block: each block is read from L1 by every group of `g`
+// rows (taken a group at a time over all blocks, a 2048-column tile of 40 KB streamed from L2
+// once per group). Up to 16 rows at a time, their sums in `acc`.
 static inline __attribute__((always_inline)) void gemm_avx2(const uint8_t *tile, const int bits, const qb_q8a *x,
                                                             const int32_t *offs, int64_t count, int64_t nb, float *y,
-                                                            int64_t ystride, const int off) {
+                                                            int64_t ystride, const int off, const int g) {
     const int64_t chunk = 16, block_bytes = bits == 8 ? QB_TILE16_BLOCK_BYTES : QB_TILE_BLOCK_BYTES;
     float acc[16 * QB_TILE_ROWS];
     int16_t x16[16 * 32];
@@ -802,27 +802,58 @@ static inline __attribute__((always_inline)) void gemm_avx2(const uint8_t *tile,
                         __m128i q = _mm_loadu_si128((const __m128i *)(x[(c0 + c) * nb + b].qs + 16 * k));
                         _mm256_storeu_si256((__m256i *)(x16 + 32 * c + 16 * k), _mm256_cvtepi8_epi16(q));
                     }
-            for (int64_t c = 0; c < n; c += 4)
+            for (int64_t c = 0; c < n; c += g)
                 block_x16(tile + b * block_bytes, x + (c0 + c) * nb, x16 + 32 * c, off ? offs + (c0 + c) * nb : NULL, nb, b,
-                          acc + 16 * c, 4, bits, off);
+                          acc + 16 * c, g, bits, off);
         }
         for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
 }
-// Each value width with and without offsets, one function each (with both in one, clang
-// unrolled the step loop of one copy and spilled its sums).
-#define QB_GEMM_AVX2(bits)                                                                                          \
-    static void gemm_avx2_b##bits(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t n, int64_t nb, float *y, \
-                                  int64_t ys) {                                                                     \
-        gemm_avx2(t, bits, x, NULL, n, nb, y, ys, 0);                                                               \
-    }                                                                                                               \
-    static void gemm_avx2_b##bits##o(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t n, int64_t nb,     \
-                                     float *y, int64_t ys) {                                                        \
-        gemm_avx2(t, bits, x, o, n, nb, y, ys, 1);                                                                  \
+// The last 1-3 rows of a column block (`n`), as a group of their own: the same arithmetic per
+// row as in a group of four, so an output does not depend on where its row falls. In the
+// scalar definition they had cost 17 times a vector row's instructions: on the avx2 set a
+// 127-token prefill ran at 0.55-0.63x the speed of a 128-token one (Gemma 3 270M, 1B Q4_K_M).
+static inline __attribute__((always_inline)) void gemm_avx2_rest(const uint8_t *tile, const int bits, const qb_q8a *x,
+                                                                 const int32_t *offs, int64_t n, int64_t nb, float *y,
+                                                                 int64_t ystride, const int off) {
+    switch (n) {
+    case 3: gemm_avx2(tile, bits, x, offs, 3, nb, y, ystride, off, 3); break;
+    case 2: gemm_avx2(tile, bits, x, offs, 2, nb, y, ystride, off, 2); break;
+    default: gemm_avx2(tile, bits, x, offs, 1, nb, y, ystride, off, 1); break;
     }
-QB_GEMM_AVX2(4)
-QB_GEMM_AVX2(5)
-QB_GEMM_AVX2(8)
+}
+
+// Each value width with and without offsets, one function each (with both in one, clang
+// unrolled the step loop of one copy and spilled its sums), and each one's last rows apart
+// from its groups of four.
+typedef void (*gemm_avx2_fn)(const uint8_t *, const qb_q8a *, const int32_t *, int64_t, int64_t, float *, int64_t);
+#define QB_GEMM_AVX2(bits, name, offsets, g)                                                                        \
+    static void name(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t n, int64_t nb, float *y, int64_t ys) { \
+        if (g == 4) gemm_avx2(t, bits, x, offsets ? o : NULL, n, nb, y, ys, offsets, 4);                            \
+        else gemm_avx2_rest(t, bits, x, offsets ? o : NULL, n, nb, y, ys, offsets);                                 \
+    }
+QB_GEMM_AVX2(4, gemm_avx2_b4, 0, 4)
+QB_GEMM_AVX2(4, gemm_avx2_b4o, 1, 4)
+QB_GEMM_AVX2(4, gemm_avx2_b4_rest, 0, 0)
+QB_GEMM_AVX2(4, gemm_avx2_b4o_rest, 1, 0)
+QB_GEMM_AVX2(5, gemm_avx2_b5, 0, 4)
+QB_GEMM_AVX2(5, gemm_avx2_b5o, 1, 4)
+QB_GEMM_AVX2(5, gemm_avx2_b5_rest, 0, 0)
+QB_GEMM_AVX2(5, gemm_avx2_b5o_rest, 1, 0)
+QB_GEMM_AVX2(8, gemm_avx2_b8, 0, 4)
+QB_GEMM_AVX2(8, gemm_avx2_b8o, 1, 4)
+QB_GEMM_AVX2(8, gemm_avx2_b8_rest, 0, 0)
+QB_GEMM_AVX2(8, gemm_avx2_b8o_rest, 1, 0)
+
+// The kernel for `bits`-bit values, with or without offsets: groups of four rows, or `rest`.
+static gemm_avx2_fn gemm_avx2_kernel(int32_t bits, int off, int rest) {
+    static const gemm_avx2_fn k[3][2][2] = {
+        {{gemm_avx2_b4, gemm_avx2_b4_rest}, {gemm_avx2_b4o, gemm_avx2_b4o_rest}},
+        {{gemm_avx2_b5, gemm_avx2_b5_rest}, {gemm_avx2_b5o, gemm_avx2_b5o_rest}},
+        {{gemm_avx2_b8, gemm_avx2_b8_rest}, {gemm_avx2_b8o, gemm_avx2_b8o_rest}},
+    };
+    return k[bits <= 4 ? 0 : bits == 5 ? 1 : 2][off != 0][rest != 0];
+}
 #endif
 
 // ---------------------------------------------------------------------------------------
@@ -990,21 +1021,22 @@ QB_GEMM6_VNNI(6, 2)
 QB_GEMM6_VNNI(4, 2)
 QB_GEMM6_VNNI(1, 2)
 #elif defined(__AVX2__)
-// Block `b` of a Q6_K tile (both 8-row halves) against two activation rows, whose f32 sums
-// are acc[16 c + row]. 16-bit lanes hold two steps (63 x 127 x 2 x 2 = 32004).
-static inline void block6_x16(const uint8_t *blk, const qb_q8a *x, const int32_t *offs16, int64_t nb, int64_t b,
-                              float *acc) {
+// Block `b` of a Q6_K tile (both 8-row halves) against `n` activation rows (2, or a column
+// block's last odd one), whose f32 sums are acc[16 c + row]. 16-bit lanes hold two steps
+// (63 x 127 x 2 x 2 = 32004).
+static inline __attribute__((always_inline)) void block6_x16(const uint8_t *blk, const qb_q8a *x, const int32_t *offs16,
+                                                             int64_t nb, int64_t b, float *acc, const int n) {
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma clang loop unroll(disable)
     for (int h = 0; h < 2; h++) {
         __m256i is[2][2];
-        for (int c = 0; c < 2; c++) is[c][0] = is[c][1] = _mm256_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
+        for (int c = 0; c < n; c++) is[c][0] = is[c][1] = _mm256_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
 #pragma clang loop unroll(disable)
         for (int s = 4 * h; s < 4 * h + 4; s += 2) {
             __m256i w[2][2];
             for (int k = 0; k < 2; k++)
                 for (int rh = 0; rh < 2; rh++) w[k][rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * (s + k) + 32 * rh));
-            for (int c = 0; c < 2; c++) {
+            for (int c = 0; c < n; c++) {
                 int32_t v0, v1;
                 memcpy(&v0, x[c * nb + b].qs + 4 * s, 4);
                 memcpy(&v1, x[c * nb + b].qs + 4 * s + 4, 4);
@@ -1017,7 +1049,7 @@ static inline void block6_x16(const uint8_t *blk, const qb_q8a *x, const int32_t
         }
         for (int rh = 0; rh < 2; rh++) {
             __m256 d = _mm256_loadu_ps((const float *)(blk + 64 * h + 32 * rh));
-            for (int c = 0; c < 2; c++) {
+            for (int c = 0; c < n; c++) {
                 float *sum = acc + 16 * c + 8 * rh;
                 __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c * nb + b].d));
                 _mm256_storeu_ps(sum, _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c][rh]), scale, _mm256_loadu_ps(sum)));
@@ -1026,25 +1058,34 @@ static inline void block6_x16(const uint8_t *blk, const qb_q8a *x, const int32_t
     }
 }
 
-// Activation rows [0, count) (count even) against a Q6_K tile, block by block as gemm_avx2.
-static void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t nb, float *y,
-                       int64_t ystride) {
+// Activation rows [0, count) (count a multiple of `g`: 2, or 1 for a column block's last odd
+// row) against a Q6_K tile, block by block as gemm_avx2.
+static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16,
+                                                             int64_t count, int64_t nb, float *y, int64_t ystride, const int g) {
     const int64_t chunk = 16;
     float acc[16 * QB_TILE_ROWS];
     for (int64_t c0 = 0; c0 < count; c0 += chunk) {
         int64_t n = count - c0 < chunk ? count - c0 : chunk;
         memset(acc, 0, sizeof(float) * (size_t)(16 * n));
         for (int64_t b = 0; b < nb; b++)
-            for (int64_t c = 0; c < n; c += 2)
-                block6_x16(tile + b * QB_TILE6_BLOCK_BYTES, x + (c0 + c) * nb, offs16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c);
+            for (int64_t c = 0; c < n; c += g)
+                block6_x16(tile + b * QB_TILE6_BLOCK_BYTES, x + (c0 + c) * nb, offs16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c, g);
         for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
 }
+static void gemm6_avx2_pairs(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t nb, float *y,
+                             int64_t ystride) {
+    gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2);
+}
+// The last odd row: the same arithmetic as in a pair, so the same outputs.
+static void gemm6_avx2_one(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t nb, float *y) {
+    gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1);
+}
 #endif
 
-// Both tile kinds' products: the AVX-512 set takes the tiles in pairs (vnni_tiles), the others
-// one at a time, in the row groups their vector code takes, the rest by the scalar definition
-// (so every output keeps its rounding).
+// Both tile kinds' products: the AVX-512 set takes the tiles in pairs (vnni_tiles), the AVX2
+// set one at a time in the row groups its vector code takes (a column block's last rows as a
+// smaller group), the portable set by the scalar definition.
 static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs,
                        int64_t count, int64_t cols, float *y, int64_t ystride) {
     int64_t nb = cols / 32, tstride = nb * (six ? QB_TILE6_BLOCK_BYTES : qb_gemm_tile_block_bytes(bits));
@@ -1053,22 +1094,27 @@ static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits
     static const vnni_shapes k = {gemm_vnni6x2, gemm_vnni4x2, gemm_vnni1x2, gemm_vnni8x1, gemm_vnni4x1, gemm_vnni1x1};
     static const vnni_shapes k6 = {gemm6_vnni6x2, gemm6_vnni4x2, gemm6_vnni1x2, gemm6_vnni8x1, gemm6_vnni4x1, gemm6_vnni1x1};
     vnni_tiles(six ? &k6 : &k, tile, tiles, tstride, x, offs, ostride, count, nb, y, ystride);
+#elif defined(__AVX2__)
+    for (int64_t t = 0; t < tiles; t++) {
+        const uint8_t *tp = tile + t * tstride;
+        float *yt = y + QB_TILE_ROWS * t;
+        if (six) {  // pairs of activation rows, then an odd last one
+            const int64_t c = count & ~(int64_t)1;
+            gemm6_avx2_pairs(tp, x, offs, c, nb, yt, ystride);
+            if (c < count) gemm6_avx2_one(tp, x + c * nb, offs + c * ostride, nb, yt + c * ystride);
+        } else {  // groups of four, then the last 1-3 rows
+            const int64_t c = count & ~(int64_t)3;
+            gemm_avx2_kernel(bits, offs != NULL, 0)(tp, x, offs, c, nb, yt, ystride);
+            if (c < count)
+                gemm_avx2_kernel(bits, offs != NULL, 1)(tp, x + c * nb, offs ? offs + c * ostride : NULL, count - c, nb,
+                                                        yt + c * ystride, ystride);
+        }
+    }
 #else
     for (int64_t t = 0; t < tiles; t++) {
         const uint8_t *tp = tile + t * tstride;
         float *yt = y + QB_TILE_ROWS * t;
-        int64_t c = 0;
-#if defined(__AVX2__)
-        if (six) {  // pairs of activation rows
-            c = count & ~(int64_t)1;
-            gemm6_avx2(tp, x, offs, c, nb, yt, ystride);
-        } else {  // groups of four
-            c = count & ~(int64_t)3;
-            if (offs) (bits <= 4 ? gemm_avx2_b4o : bits == 5 ? gemm_avx2_b5o : gemm_avx2_b8o)(tp, x, offs, c, nb, yt, ystride);
-            else (bits <= 4 ? gemm_avx2_b4 : bits == 5 ? gemm_avx2_b5 : gemm_avx2_b8)(tp, x, NULL, c, nb, yt, ystride);
-        }
-#endif
-        for (; c < count; c++) {
+        for (int64_t c = 0; c < count; c++) {
             const int32_t *o = offs ? offs + c * ostride : NULL;
             if (six) gemm6_scalar(tp, x + c * nb, o, yt + c * ystride, nb);
             else gemm_scalar(tp, bits, x + c * nb, o, yt + c * ystride, nb);
