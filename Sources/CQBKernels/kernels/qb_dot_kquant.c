@@ -901,6 +901,16 @@ static inline void q4k_x16_s_pairs(const qb_q8k *a, int32_t sz[8]) {
     _mm256_storeu_si256((__m256i *)sz, _mm256_slli_epi32(S, 16));
 }
 
+// A super-block's float step for half h of a group-block: the products' sum scaled by d, less
+// the minimums' scaled by dmin, each times the activation row's scale `ad`.
+static inline __m256 q4k_x16_step_avx2(__m256 acc, __m256i isum, __m256i msum, const uint8_t *g, int h, float ad) {
+    const __m256 a = _mm256_set1_ps(ad);
+    const __m256 dh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16 * h)));
+    const __m256 mh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + QB_Q4K_X16_DMIN + 16 * h)));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dh, a), acc);
+    return _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(mh, a), acc);
+}
+
 // Without VNNI: rows 0..7 and 8..15 as two 32-byte halves. A sub-block's eight unsigned x
 // signed byte products per row (vpmaddubsw, pairs) are summed in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30480, no saturation), then scaled by sc_j and summed in pairs by one
@@ -912,7 +922,7 @@ static inline void q4k_x16_s_pairs(const qb_q8k *a, int32_t sz[8]) {
 // below (single-sequence decode, and a batch's remainder of one row). The minimums' sums
 // (mn_j S_j) are taken after the products, as in q4_K_x16_512_rows.
 static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
-                                                                     int64_t y0, int64_t nb, const int R, const int pf) {
+                                                                     int64_t y0, int64_t nb, const int R) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     const __m256i dup = lane_low16_twice();
     __m256 acc[2][QB_Q4K_X16_BATCH];
@@ -926,7 +936,7 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
             for (int k = 0; k < R; k++) isum[k] = msum[k] = _mm256_setzero_si256();
             const __m256i top = _mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_HI + 32 * h));
             for (int j = 0; j < 8; j++) {
-                if (h == 0 && pf) x16_prefetch(g, j);
+                if (h == 0) x16_prefetch(g, j);
                 const uint8_t *q = g + QB_Q4K_X16_QS + 256 * j + 32 * h;
                 __m256i wl[4], wh[4];
                 for (int t = 0; t < 4; t++) {
@@ -949,13 +959,7 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
                 const __m256i scmn = q4k_x16_scmn_avx2(g, top, j, h);
                 for (int k = 0; k < R; k++) msum[k] = _mm256_add_epi32(msum[k], _mm256_madd_epi16(scmn, _mm256_set1_epi32(sz[k][j])));
             }
-            const __m256 dh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16 * h)));
-            const __m256 mh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + QB_Q4K_X16_DMIN + 16 * h)));
-            for (int k = 0; k < R; k++) {
-                const __m256 ad = _mm256_set1_ps(xs[k][i].d);
-                acc[h][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[k]), _mm256_mul_ps(dh, ad), acc[h][k]);
-                acc[h][k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[k]), _mm256_mul_ps(mh, ad), acc[h][k]);
-            }
+            for (int k = 0; k < R; k++) acc[h][k] = q4k_x16_step_avx2(acc[h][k], isum[k], msum[k], g, h, xs[k][i].d);
         }
     }
     for (int k = 0; k < R; k++) {
@@ -1001,13 +1005,7 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g
             const __m256i s = _mm256_set1_epi32(sz[j]);
             for (int h = 0; h < 2; h++) msum[h] = _mm256_add_epi32(msum[h], _mm256_madd_epi16(scmn[h], s));
         }
-        const __m256 ad = _mm256_set1_ps(a[i].d);
-        for (int h = 0; h < 2; h++) {
-            const __m256 dh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16 * h)));
-            const __m256 mh = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + QB_Q4K_X16_DMIN + 16 * h)));
-            acc[h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[h]), _mm256_mul_ps(dh, ad), acc[h]);
-            acc[h] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum[h]), _mm256_mul_ps(mh, ad), acc[h]);
-        }
+        for (int h = 0; h < 2; h++) acc[h] = q4k_x16_step_avx2(acc[h], isum[h], msum[h], g, h, a[i].d);
     }
     _mm256_storeu_ps(y, acc[0]);
     _mm256_storeu_ps(y + 8, acc[1]);
@@ -1016,7 +1014,7 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g
 static inline __attribute__((always_inline)) void q4_K_x16_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys, int64_t y0,
                                                                int64_t nb, const int R) {
     if (R == 1) q4_K_x16_avx2(g, xs[0], ys[0] + y0, nb, 1);
-    else q4_K_x16_avx2_rows(g, xs, ys, y0, nb, R, 1);
+    else q4_K_x16_avx2_rows(g, xs, ys, y0, nb, R);
 }
 #endif
 
