@@ -141,12 +141,33 @@ public enum Linear {
     }
 
     /// Y[i] = X W[i]ᵀ for matrices that read the same `count` input rows: one fused
-    /// section in decode (`matvec(_:_:_:pool:)`), one product each in prefill.
+    /// section in decode (`matvec(_:_:_:pool:)`); for a short chunk of matrices on the int8
+    /// tiles, the batched decode kernels (`shortChunkRows`); else one prefill product each.
     public static func matmul(
         _ ws: [Matrix], _ x: UnsafePointer<Float>, _ ys: [UnsafeMutablePointer<Float>], count: Int, pool: ThreadPool
     ) {
         if count == 1 { return matvec(ws, x, ys, pool: pool) }
+        if count <= shortChunkRows, ws.allSatisfy(IntTiles.fits) {
+            return matvecRows(ws, x, ys, count: count, pool: pool)
+        }
         for (w, y) in zip(ws, ys) { matmul(w, x, y, count: count, pool: pool) }
+    }
+
+    /// Rows up to which a product over several activation rows, of matrices the int8 tiles
+    /// take (`IntTiles.fits`), runs on the batched decode kernels (`matvecRows`: each weight
+    /// block read and unpacked once for up to eight rows, straight from the decode layout)
+    /// rather than on prefill's tiles, which pack every weight once per product. Measured on
+    /// AMD Zen 4 with the 1B Q4_0, Q4_K_M and Q8_0 and Gemma 3 270M, two threads
+    /// (results/short-prefill-2026-12-02-zen4/): the AVX-512 set's decode kernels ran 1.2-2x
+    /// the tiles' speed at 4 to 32 rows; the AVX2 set's 1.2-1.8x at 4 to 12 rows and about
+    /// even from 16 to 32. Not on the portable set, whose batched decode runs the one-row
+    /// kernel once per row. Each row of a short chunk is bitwise what decode gives it alone.
+    public static var shortChunkRows: Int {
+        switch KernelSet.active {
+        case .avx512: return 32
+        case .avx2: return 16
+        case .portable: return 1
+        }
     }
 
     /// Y = X Wᵀ for `count` activation rows (prefill): X is `[count][w.cols]`, Y is

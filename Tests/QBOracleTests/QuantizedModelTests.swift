@@ -18,6 +18,9 @@ final class QuantizedModelTests: XCTestCase {
 
     let pool = ThreadPool(threads: 2)
     let tokens: [Int32] = [5, 900, 17, 256, 1000, 3, 44, 512, 77, 600, 12, 13]
+    /// Longer than `Linear.shortChunkRows` on every kernel set, so its prefill runs on the
+    /// int8 tiles (`tokens`' on the decode kernels: `testShortPromptPrefillIsDecode`).
+    let longTokens: [Int32] = (0..<40).map { Int32((37 * $0 + 5) % 1000) }
 
     func tiny() throws -> any LanguageModel {
         let d = dir.appendingPathComponent("tiny")
@@ -25,12 +28,29 @@ final class QuantizedModelTests: XCTestCase {
         return try ModelLoader.load(path: d.path)
     }
 
-    func logits(_ m: any LanguageModel, stepwise: Bool = false) throws -> [Float] {
-        let s = m.makeState(contextLength: tokens.count, pool: pool)
-        if !stepwise { return try m.forward(tokens, state: s, logits: .all) }
+    func logits(_ m: any LanguageModel, stepwise: Bool = false, prompt: [Int32]? = nil) throws -> [Float] {
+        let ids = prompt ?? tokens
+        let s = m.makeState(contextLength: ids.count, pool: pool)
+        if !stepwise { return try m.forward(ids, state: s, logits: .all) }
         var out: [Float] = []
-        for t in tokens { out += try m.forward([t], state: s, logits: .last) }
+        for t in ids { out += try m.forward([t], state: s, logits: .last) }
         return out
+    }
+
+    /// A prompt of up to `Linear.shortChunkRows` positions goes through the batched decode
+    /// kernels, each row's arithmetic that of decode: its prefill's logits are bitwise those
+    /// of decoding it one position at a time, for every format on the tiles, in the layouts
+    /// models load in (the decode layouts).
+    func testShortPromptPrefillIsDecode() throws {
+        let base = try tiny()
+        XCTAssertGreaterThan(longTokens.count, Linear.shortChunkRows, "the long prompt takes the tiles")
+        for name in ["q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "mlx-q4-g64", "mlx-q8-g64"] {
+            let q = try base.quantized(QuantSpec(name), pool: pool).interleavedForDecode(pool: pool)
+            for count in Set([2, 5, min(12, Linear.shortChunkRows)]) where count <= Linear.shortChunkRows {
+                let prompt = Array(tokens.prefix(count))
+                XCTAssertEqual(try logits(q, prompt: prompt), try logits(q, stepwise: true, prompt: prompt), "\(name), \(count) positions")
+            }
+        }
     }
 
     func relativeL2(_ a: [Float], _ b: [Float]) -> Double {
@@ -41,23 +61,25 @@ final class QuantizedModelTests: XCTestCase {
 
     static let specs = ["f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "mlx-q4-g32", "mlx-q4-g64", "mlx-q4-g128", "mlx-q8-g64"]
 
-    /// Prefill of 8-bit and wider formats dequantizes weights and keeps activations in f32:
-    /// it equals an f32 model holding the dequantized weights. 4-bit prefill quantizes
-    /// activations like decode and tracks decode instead. Decode quantizes activations to int8 per 32
-    /// values (as llama.cpp does); on this random-weight model that moves the logits by
-    /// about 1.7% (relative L2) whatever the weight format, f16/bf16 excepted (f32 path).
+    /// Prefill of formats off the int8 tiles (f16, bf16; on the portable set the 5- and 8-bit
+    /// ones) dequantizes weights and keeps activations in f32: it equals an f32 model holding
+    /// the dequantized weights. Prefill on the tiles (the long prompt) quantizes activations
+    /// like decode; a short prompt's prefill tracks decode. Decode quantizes activations to
+    /// int8 per 32 values (as llama.cpp does); on this random-weight model that moves the
+    /// logits by about 1.7% (relative L2) whatever the weight format, f16/bf16 excepted (f32
+    /// path).
     func testEveryFormatMatchesItsDequantizedReference() throws {
         let base = try tiny()
         for name in Self.specs {
             let q = try base.quantized(QuantSpec(name), pool: pool)
             let reference = try q.quantized(QuantSpec("f32"), pool: pool)
-            let prefill = relativeL2(try logits(q), try logits(reference))
+            let prefill = relativeL2(try logits(q, prompt: longTokens), try logits(reference, prompt: longTokens))
             let decode = relativeL2(try logits(q, stepwise: true), try logits(reference, stepwise: true))
             XCTAssertLessThan(decode, name.hasPrefix("f") || name.hasPrefix("b") ? 1e-6 : 3e-2, "\(name) decode")
             let matrices = q.weights.layers.flatMap { $0.matrices.map(\.1) }
             let int8 = matrices.filter(Linear.prefillQuantizesActivations).count
             if int8 == matrices.count {
-                // 4-bit prefill quantizes activations as decode does: it tracks decode, not f32.
+                // Int8 activations as decode's: a short prompt's prefill tracks decode, not f32.
                 let own = relativeL2(try logits(q), try logits(q, stepwise: true))
                 XCTAssertLessThan(own, 1e-4, "\(name) prefill vs decode")
                 XCTAssertLessThan(prefill, 3e-2, "\(name) prefill")
@@ -70,8 +92,8 @@ final class QuantizedModelTests: XCTestCase {
         }
     }
 
-    /// The interleaved decode layouts compute the same model: prefill bitwise equal (same
-    /// dequantized tiles), decode equal up to summation order; GGUF written from the four-row
+    /// The interleaved decode layouts compute the same model: prefill on the tiles bitwise
+    /// equal (the same tiles), decode equal up to summation order; GGUF written from the four-row
     /// (or Q4_0's sixteen-row) layout equals GGUF written from the plain layout.
     func testInterleavedDecodeLayoutIsTheSameModel() throws {
         let base = try tiny()
@@ -82,7 +104,7 @@ final class QuantizedModelTests: XCTestCase {
             let wq = q.weights.layers[0].wq
             let sixteen = name == "q4_0" && qb_repack_group_rows(wq.format.ggmlID, Int64(wq.rows)) == 16
             XCTAssertEqual(packed.weights.layers[0].wq.layout, sixteen ? .interleaved16 : .interleaved4, name)
-            XCTAssertEqual(try logits(packed), try logits(q), "\(name) prefill")
+            XCTAssertEqual(try logits(packed, prompt: longTokens), try logits(q, prompt: longTokens), "\(name) prefill")
             XCTAssertLessThan(relativeL2(try logits(packed, stepwise: true), try logits(q, stepwise: true)), 1e-5, "\(name) decode")
             let a = dir.appendingPathComponent("plain-\(name).gguf"), b = dir.appendingPathComponent("packed-\(name).gguf")
             try GGUFExport.write(q, spec: nil, name: "tiny", extra: [], to: a, pool: pool)
@@ -94,7 +116,7 @@ final class QuantizedModelTests: XCTestCase {
             let q = try base.quantized(QuantSpec(name), pool: pool)
             let packed = try q.interleavedForDecode(pool: pool)
             XCTAssertEqual(packed.weights.layers[0].wq.layout, .interleaved16, name)
-            XCTAssertEqual(try logits(packed), try logits(q), "\(name) prefill")
+            XCTAssertEqual(try logits(packed, prompt: longTokens), try logits(q, prompt: longTokens), "\(name) prefill")
             XCTAssertLessThan(relativeL2(try logits(packed, stepwise: true), try logits(q, stepwise: true)), 1e-5, "\(name) decode")
         }
     }
