@@ -827,23 +827,19 @@ static inline __attribute__((always_inline)) void gemm_avx2_rest(const uint8_t *
 // unrolled the step loop of one copy and spilled its sums), and each one's last rows apart
 // from its groups of four.
 typedef void (*gemm_avx2_fn)(const uint8_t *, const qb_q8a *, const int32_t *, int64_t, int64_t, float *, int64_t);
-#define QB_GEMM_AVX2(bits, name, offsets, g)                                                                        \
+#define QB_GEMM_AVX2_FN(bits, name, offsets, g)                                                                     \
     static void name(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t n, int64_t nb, float *y, int64_t ys) { \
         if (g == 4) gemm_avx2(t, bits, x, offsets ? o : NULL, n, nb, y, ys, offsets, 4);                            \
         else gemm_avx2_rest(t, bits, x, offsets ? o : NULL, n, nb, y, ys, offsets);                                 \
     }
-QB_GEMM_AVX2(4, gemm_avx2_b4, 0, 4)
-QB_GEMM_AVX2(4, gemm_avx2_b4o, 1, 4)
-QB_GEMM_AVX2(4, gemm_avx2_b4_rest, 0, 0)
-QB_GEMM_AVX2(4, gemm_avx2_b4o_rest, 1, 0)
-QB_GEMM_AVX2(5, gemm_avx2_b5, 0, 4)
-QB_GEMM_AVX2(5, gemm_avx2_b5o, 1, 4)
-QB_GEMM_AVX2(5, gemm_avx2_b5_rest, 0, 0)
-QB_GEMM_AVX2(5, gemm_avx2_b5o_rest, 1, 0)
-QB_GEMM_AVX2(8, gemm_avx2_b8, 0, 4)
-QB_GEMM_AVX2(8, gemm_avx2_b8o, 1, 4)
-QB_GEMM_AVX2(8, gemm_avx2_b8_rest, 0, 0)
-QB_GEMM_AVX2(8, gemm_avx2_b8o_rest, 1, 0)
+#define QB_GEMM_AVX2(bits)                                                                                          \
+    QB_GEMM_AVX2_FN(bits, gemm_avx2_b##bits, 0, 4)                                                                  \
+    QB_GEMM_AVX2_FN(bits, gemm_avx2_b##bits##o, 1, 4)                                                               \
+    QB_GEMM_AVX2_FN(bits, gemm_avx2_b##bits##_rest, 0, 0)                                                           \
+    QB_GEMM_AVX2_FN(bits, gemm_avx2_b##bits##o_rest, 1, 0)
+QB_GEMM_AVX2(4)
+QB_GEMM_AVX2(5)
+QB_GEMM_AVX2(8)
 
 // The kernel for `bits`-bit values, with or without offsets: groups of four rows, or `rest`.
 static gemm_avx2_fn gemm_avx2_kernel(int32_t bits, int off, int rest) {
