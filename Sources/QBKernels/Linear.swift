@@ -158,10 +158,11 @@ public enum Linear {
     /// block read and unpacked once for up to eight rows, straight from the decode layout)
     /// rather than on prefill's tiles, which pack every weight once per product. Measured on
     /// AMD Zen 4 with the 1B Q4_0, Q4_K_M and Q8_0 and Gemma 3 270M, two threads
-    /// (results/short-prefill-2026-12-02-zen4/): the AVX-512 set's decode kernels ran 1.2-2x
-    /// the tiles' speed at 4 to 32 rows; the AVX2 set's 1.2-1.8x at 4 to 12 rows and about
-    /// even from 16 to 32. Not on the portable set, whose batched decode runs the one-row
-    /// kernel once per row. Each row of a short chunk is bitwise what decode gives it alone.
+    /// (results/prefill-rows-2026-12-02-zen4/): the AVX-512 set's decode kernels ran
+    /// 1.5-2.2x the tiles' speed at 2 to 8 rows and 1.2-1.4x at 24 to 32; the AVX2 set's
+    /// 1.3-1.9x at 2 to 8 rows, 1.0-1.2x at 16 and about even from 20 to 32. Not on the
+    /// portable set, whose batched decode runs the one-row kernel once per row. Each row of
+    /// a short chunk is bitwise what decode gives it alone.
     public static var shortChunkRows: Int {
         switch KernelSet.active {
         case .avx512: return 32

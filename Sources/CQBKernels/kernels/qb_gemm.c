@@ -811,8 +811,9 @@ static inline __attribute__((always_inline)) void gemm_avx2(const uint8_t *tile,
 }
 // The last 1-3 rows of a column block (`n`), as a group of their own: the same arithmetic per
 // row as in a group of four, so an output does not depend on where its row falls. In the
-// scalar definition they had cost 17 times a vector row's instructions: on the avx2 set a
-// 127-token prefill ran at 0.55-0.63x the speed of a 128-token one (Gemma 3 270M, 1B Q4_K_M).
+// scalar definition such a row had cost about 18 times a vector row's instructions (Gemma 3
+// 270M): a 127-token prefill ran at 0.60-0.64x the speed of a 128-token one (1B Q4_0 and
+// Q4_K_M, Gemma 3 270M; results/prefill-rows-2026-12-02-zen4/).
 static inline __attribute__((always_inline)) void gemm_avx2_rest(const uint8_t *tile, const int bits, const qb_q8a *x,
                                                                  const int32_t *offs, int64_t n, int64_t nb, float *y,
                                                                  int64_t ystride, const int off) {
