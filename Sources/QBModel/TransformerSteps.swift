@@ -34,7 +34,8 @@ struct TransformerSteps {
     /// The cache row `t` is stored in and attends over.
     @inline(__always) func cache(_ t: Int) -> KVCache { batch?.caches[t] ?? s.cache }
 
-    /// Y[i] = X W[i]ᵀ over the chunk's rows: prefill's tiles for consecutive positions, the
+    /// Y[i] = X W[i]ᵀ over the chunk's rows: prefill's products for consecutive positions
+    /// (`Linear.matmul`: the tiles, or for a short chunk the batched decode kernels), the
     /// batched decode kernels (`Linear.matvecRows`: each weight block read once for all
     /// rows, each row's arithmetic that of a single row) for a batch of sequences, so each
     /// sequence's logits do not depend on its neighbours.
