@@ -14,6 +14,8 @@ public enum GGMLBlock {
         case 6: return (32, 22)  // Q5_0: f16 scale, 4 bytes of high bits, 16 of nibbles
         case 7: return (32, 24)  // Q5_1: f16 scale and min, high bits, nibbles
         case 8: return (32, 34)  // Q8_0: f16 scale, 32 int8
+        case 10: return (256, 84)  // Q2_K: 16 scale-and-min bytes, 64 of 2-bit quants, f16 d and dmin
+        case 11: return (256, 110)  // Q3_K: 32 bytes of high bits, 64 of 2-bit quants, 12 of scales, f16 d
         case 12: return (256, 144)  // Q4_K: f16 d and dmin, 12 bytes of scales, 128 of nibbles
         case 13: return (256, 176)  // Q5_K: as Q4_K plus 32 bytes of high bits
         case 14: return (256, 210)  // Q6_K: 128 low nibbles, 64 high bits, 16 scales, f16 d

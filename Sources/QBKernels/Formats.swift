@@ -3,14 +3,15 @@ import CQBKernels
 /// GGML's block-quantized types (the ids are GGML's, as stored in GGUF files).
 public enum GGMLType: Int32, Sendable, CaseIterable, Codable {
     case q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8
-    case q4_K = 12, q5_K = 13, q6_K = 14, iq4_xs = 23
+    case q2_K = 10, q3_K = 11, q4_K = 12, q5_K = 13, q6_K = 14, iq4_xs = 23
 
     /// Values per block.
     public var blockSize: Int { Int(qb_block_size(rawValue)) }
     /// Bytes per block.
     public var blockBytes: Int { Int(qb_block_bytes(rawValue)) }
     /// Values per int8 activation block this type is dotted with in decode: 256 (one scale
-    /// per super-block, GGML's Q8_K) for Q4_K and Q6_K, 32 for the others.
+    /// per super-block, GGML's Q8_K) for the super-block formats (Q2_K to Q6_K, IQ4_XS), 32
+    /// for the others.
     public var activationBlock: Int { Int(qb_activation_block(rawValue)) }
     public var name: String {
         switch self {
@@ -19,6 +20,8 @@ public enum GGMLType: Int32, Sendable, CaseIterable, Codable {
         case .q5_0: return "Q5_0"
         case .q5_1: return "Q5_1"
         case .q8_0: return "Q8_0"
+        case .q2_K: return "Q2_K"
+        case .q3_K: return "Q3_K"
         case .q4_K: return "Q4_K"
         case .q5_K: return "Q5_K"
         case .q6_K: return "Q6_K"

@@ -43,7 +43,7 @@ extension Linear {
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
     ) {
         let nb = w.cols / 32, cols = Int64(w.cols), rows = w.rows
-        let sixBit = w.format == .ggml(.q6_K), bits = IntTiles.valueBits(w)
+        let sixBit = IntTiles.sixteenValueScales(w), bits = IntTiles.valueBits(w)
         let offset = IntTiles.offset(w)
         let xBytes = count * nb * MemoryLayout<qb_q8a>.stride
         let perRow = offset.map { nb * 32 / Int($0.width) } ?? 0
@@ -95,6 +95,7 @@ enum IntTiles {
         case .ggml(.q5_K), .ggml(.iq4_xs): return wideValues && w.layout == .rows
         case .ggml(.q4_K): return w.layout != .interleaved4
         case .ggml(.q6_K): return w.layout != .interleaved4
+        case .ggml(.q3_K): return w.layout == .rows
         case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout != .interleaved4
         default: return false
         }
@@ -114,6 +115,9 @@ enum IntTiles {
         return qb_tile_offset(t.rawValue, &width, &k) != 0 ? (width, k) : nil
     }
 
+    /// Whether `w` takes Q6_K's tiles (a scale per 16 values: Q6_K, and Q3_K's values in them).
+    static func sixteenValueScales(_ w: Matrix) -> Bool { w.format == .ggml(.q6_K) || w.format == .ggml(.q3_K) }
+
     /// The width of `w`'s values in a tile (`qb_gemm_tiles`' `bits`; not for Q6_K's tiles).
     static func valueBits(_ w: Matrix) -> Int32 {
         switch w.format {
@@ -131,6 +135,8 @@ enum IntTiles {
             qb_pack_tile_mlx(
                 Int32(q.bits), Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases,
                 q.scaleType.ggmlID, Int64(r0), Int64(w.cols), tile)
+        } else if w.format == .ggml(.q3_K) {
+            qb_pack_tile_q3k(w.base, Int64(r0), Int64(w.cols), tile)
         } else if w.format == .ggml(.q6_K) {
             qb_pack_tile_q6k(w.base, w.layout == .rows ? 0 : Int32(w.unitRows), Int64(r0), Int64(w.cols), tile)
         } else {

@@ -35,6 +35,8 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         let halfOffsets: [Int]
         switch t {
         case .q6_K: halfOffsets = [208]
+        case .q3_K: halfOffsets = [108]
+        case .q2_K: halfOffsets = [80, 82]
         case .q5_0, .iq4_xs: halfOffsets = [0]
         default: halfOffsets = [0, 2]
         }
@@ -71,7 +73,9 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
     /// blocks, so every bit pattern of the quants and scales is exercised.
     func testUnproducibleTypesMatchReference() {
         onEveryKernelSet {
-            for (t, cols) in [GGMLType.q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1].map({ ($0, 512) }) + [(.q6_K, 17408), (.q4_K, 17408)] {
+            for (t, cols) in [GGMLType.q2_K, .q3_K, .q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1].map({ ($0, 512) })
+                + [(.q6_K, 17408), (.q4_K, 17408), (.q3_K, 17408), (.q2_K, 2816)]
+            {
                 let rows = 9
                 let w = randomBlocks(t, rows: rows, cols: cols)
                 let x = randoms(cols)
@@ -141,7 +145,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
     func testKQuantBatchRowsEqualSingleRows() {
         onEveryKernelSet {
             let rows = 20, cols = 512
-            for t in [GGMLType.q4_K, .q5_K, .q6_K, .iq4_xs] {
+            for t in [GGMLType.q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .iq4_xs] {
                 let w = randomBlocks(t, rows: rows, cols: cols)
                 for count in [2, 5, 7] {
                     let x = randoms(count * cols, scale: 4)
@@ -160,12 +164,12 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
-    /// Decode of the super-block formats (Q4_K, Q5_K, Q6_K, IQ4_XS) against activations
+    /// Decode of the super-block formats (Q2_K to Q6_K, IQ4_XS) against activations
     /// quantized per 256 (q8k): the AVX2 and AVX-512 rows equal the portable C rows, and the
     /// activations are what the reference quantizer makes.
     func testKQuantRowsMatchPortableRows() {
         onEveryKernelSet {
-            for t in [GGMLType.q4_K, .q5_K, .q6_K, .iq4_xs] {
+            for t in [GGMLType.q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .iq4_xs] {
                 for cols in [256, 2048, 17408] {
                     let rows = 5
                     let w = randomBlocks(t, rows: rows, cols: cols)
@@ -468,6 +472,10 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 for narrow in [DType.f16, .bf16] { cases.append(("MLX g\(group) \(narrow)", narrowed(m, to: narrow))) }
             }
             cases.append(("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)))
+            // Q3_K's values (0..7, offset -4) on Q6_K's tiles; 768 columns for an odd number of
+            // super-blocks.
+            cases.append(("Q3_K random blocks", randomBlocks(.q3_K, rows: rows, cols: cols)))
+            cases.append(("Q3_K random blocks, 768 columns", randomBlocks(.q3_K, rows: rows, cols: 768)))
             let q41 = randomBlocks(.q4_1, rows: rows, cols: cols)
             cases.append(("Q4_1", q41))
             cases.append(("Q4_1 interleaved", q41.interleavedForDecode(pool: ThreadPool(threads: 1))!))
@@ -531,6 +539,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 ("Q4_0", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_0), pool: ThreadPool(threads: 1))),
                 ("Q4_K", try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 1))),
                 ("Q6_K", randomBlocks(.q6_K, rows: rows, cols: cols)),
+                ("Q3_K", randomBlocks(.q3_K, rows: rows, cols: cols)),
             ]
             if IntTiles.wideValues {
                 for t in [GGMLType.q5_0, .q5_1, .q8_0] { cases.append(("\(t)", randomBlocks(t, rows: rows, cols: cols))) }
@@ -683,6 +692,13 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))
                 XCTAssertLessThan(relativeError(y, Reference.matmul(w, x, count: count)), 1e-5, format.name)
             }
+            // Q2_K (a minimum per 16 values, which the tiles have no place for) is widened too.
+            let q2k = randomBlocks(.q2_K, rows: rows, cols: cols)
+            XCTAssertFalse(IntTiles.fits(q2k))
+            let x = randoms(count * cols)
+            var y = [Float](repeating: .nan, count: count * rows)
+            Linear.matmul(q2k, x, &y, count: count, pool: ThreadPool(threads: 2))
+            XCTAssertLessThan(relativeError(y, Reference.matmul(q2k, x, count: count)), 1e-5, "Q2_K")
         }
     }
 

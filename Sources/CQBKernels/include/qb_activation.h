@@ -32,7 +32,7 @@ typedef struct {
 void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n);
 
 // Values per activation block a GGML type is dotted with: 256 (q8k) for the formats with
-// 256-value super-blocks (Q4_K, Q5_K, Q6_K, IQ4_XS), 32 (q8a) for the others.
+// 256-value super-blocks (Q2_K to Q6_K, IQ4_XS), 32 (q8a) for the others.
 int32_t qb_activation_block(int32_t type);
 
 #endif

@@ -3,13 +3,13 @@
 #include <stdint.h>
 #include "qb_activation.h"
 
-// y[r] = dot(W[r], x) for rows [r0, r1) of a Q4_K, Q5_K, Q6_K or IQ4_XS matrix whose rows are `cols`
+// y[r] = dot(W[r], x) for rows [r0, r1) of a Q2_K, Q3_K, Q4_K, Q5_K, Q6_K or IQ4_XS matrix whose rows are `cols`
 // wide, against q8k activations (cols/256 blocks).
 void qb_matvec_kquant(int32_t type, const void *w, const qb_q8k *x, float *y, int64_t r0, int64_t r1, int64_t cols);
 // Batched decode: ys[i][r] for rows [r0, r1) against xs[i] for i < n, each bitwise what
 // qb_matvec_kquant gives for xs[i] alone; each super-block's values are unpacked once for up
-// to four activation rows at a time (AVX2 and AVX-512 sets; the portable set takes them one
-// by one while the row is in cache).
+// to four activation rows at a time (Q4_K to IQ4_XS on the AVX2 and AVX-512 sets; Q2_K, Q3_K
+// and the portable set take them one by one while the row is in cache).
 void qb_matvec_kquant_rows(int32_t type, const void *w, const qb_q8k *const *xs, float *const *ys, int64_t n, int64_t r0,
                            int64_t r1, int64_t cols);
 // y[16g..16g+15] for row groups [g0, g1) of a Q4_K matrix in the 16-row decode layout of

@@ -41,8 +41,8 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
 // the same tile as the plain rows give.
 void qb_pack_tile_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols,
                           uint8_t *tile);
-// For the symmetric formats (Q4_0, Q5_0, Q8_0 as tiled, Q6_K): 1 with the offset k the
-// packers' values carry (w = D * (q + k)) and the values per offset (32; Q6_K 16), the
+// For the symmetric formats (Q4_0, Q5_0, Q8_0 as tiled, Q6_K, Q3_K): 1 with the offset k the
+// packers' values carry (w = D * (q + k)) and the values per offset (32; Q6_K and Q3_K 16), the
 // arguments qb_q8a_offsets takes for the products below; 0 for the other formats.
 int qb_tile_offset(int32_t type, int32_t *width, int32_t *k);
 // `tiles` tiles side by side, tile t at tile + t x cols / 32 x qb_gemm_tile_block_bytes(bits):
@@ -67,6 +67,9 @@ void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8
 // r0 a multiple of 16), and gives the same tile from either.
 #define QB_TILE6_BLOCK_BYTES 640
 void qb_pack_tile_q6k(const void *w, int32_t interleaved, int64_t r0, int64_t cols, uint8_t *tile);
+// Q3_K rows (plain) into the same tiles: D = d x sc per 16 values, the values unsigned (0..7,
+// w = D (q - 4)), so the products take offsets with width 16 and k = -4 (qb_tile_offset).
+void qb_pack_tile_q3k(const void *w, int64_t r0, int64_t cols, uint8_t *tile);
 void qb_gemm_tiles6(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
                     int64_t cols, float *y, int64_t ystride);
 

@@ -113,7 +113,7 @@ void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n) {
     }
 }
 
-int32_t qb_activation_block(int32_t type) { return type == QB_Q4_K || type == QB_Q5_K || type == QB_Q6_K || type == QB_IQ4_XS ? 256 : 32; }
+int32_t qb_activation_block(int32_t type) { return qb_block_size(type) == 256 ? 256 : 32; }
 
 void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n) {
     for (int64_t i = 0; i < n / 256; i++) {

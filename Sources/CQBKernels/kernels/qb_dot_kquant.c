@@ -1,4 +1,4 @@
-// Decode products of the formats with 256-value super-blocks (Q4_K, Q5_K, Q6_K, IQ4_XS),
+// Decode products of the formats with 256-value super-blocks (Q2_K to Q6_K, IQ4_XS),
 // and of Q4_K's and Q6_K's 16-row decode groups, with activations quantized per 256 values (q8k).
 #include "qb_dot_kquant.h"
 #include "qb_blocks.h"
@@ -94,6 +94,40 @@ static float q6_K_q8k(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
                 }
                 isum += sc[2 * k] * sums[0] + sc[2 * k + 1] * sums[1];
             }
+        }
+        s += a[i].d * h2f(w[i].d) * (float)isum;
+    }
+    return s;
+}
+
+// Q2_K: per sub-block of 16, w = d (sc & 15) q - dmin (sc >> 4), q two bits; the minimums
+// meet the activations' sums per 16.
+static float q2_K_q8k(const block_q2_K *w, const qb_q8k *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int32_t isum = 0, msum = 0;
+        for (int j = 0; j < 16; j++) {
+            int dot = 0;
+            for (int v = 16 * j; v < 16 * j + 16; v++) dot += k23_low_bits(w[i].qs, v) * a[i].qs[v];
+            isum += (w[i].scales[j] & 0xF) * dot;
+            msum += (w[i].scales[j] >> 4) * a[i].s16[j];
+        }
+        s += a[i].d * (h2f(w[i].d) * (float)isum - h2f(w[i].dmin) * (float)msum);
+    }
+    return s;
+}
+
+// Q3_K: per sub-block of 16, w = d sc (q - 4), q three bits (q3k_value), sc signed.
+static float q3_K_q8k(const block_q3_K *w, const qb_q8k *a, int64_t nb) {
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int8_t sc[16];
+        q3k_scales(w[i].scales, sc);
+        int32_t isum = 0;
+        for (int j = 0; j < 16; j++) {
+            int dot = 0;
+            for (int v = 16 * j; v < 16 * j + 16; v++) dot += (q3k_value(w + i, v) - 4) * a[i].qs[v];
+            isum += sc[j] * dot;
         }
         s += a[i].d * h2f(w[i].d) * (float)isum;
     }
@@ -266,6 +300,78 @@ static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     }
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
+
+// Q3_K's hmask bit s (0..7) of each of 32 bytes moved to bit 2 (and bit 2 alone kept): one
+// shift of the 16-bit lanes, which moves no kept bit across a byte for s up to 7.
+static inline __m256i q3k_high_256(__m256i hm, int s) {
+    const __m256i v = s >= 2 ? _mm256_srli_epi16(hm, s - 2) : _mm256_slli_epi16(hm, 2 - s);
+    return _mm256_and_si256(v, _mm256_set1_epi8(4));
+}
+
+// Q2_K and Q3_K (`three`): the 32 values of sub-blocks 8n + 2k and 8n + 2k + 1 are bits 2k..
+// of the 32 quant bytes of half n (and, for Q3_K, bit 4n + k of the 32 hmask bytes adds 4),
+// so one load per half serves its four pairs; the pairs meet their two scales as Q6_K's do.
+// Q3_K's offset of -4 and Q2_K's minimums both go through the activations' sums per 16.
+static inline __attribute__((always_inline)) float k23_q8k_avx2(const void *w, int three, const qb_q8k *a, int64_t nb) {
+    __m256i pick[4];
+    for (int k = 0; k < 4; k++) pick[k] = _mm256_permute2x128_si256(repeat16(2 * k), repeat16(2 * k + 1), 0x20);
+    const __m256i m3 = _mm256_set1_epi8(3);
+    const int64_t bytes = three ? (int64_t)sizeof(block_q3_K) : (int64_t)sizeof(block_q2_K);
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *blk = (const uint8_t *)w + i * bytes;
+        for (int l = 0; l < 2; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        const __m256i s16 = _mm256_loadu_si256((const __m256i *)a[i].s16);
+        // off: Q3_K's offset of -4 (in the value sums' units) or Q2_K's minimums (in dmin's).
+        __m256i sc16, off, hm = _mm256_setzero_si256();
+        const uint8_t *qs;
+        float d, dm = 0;
+        if (three) {
+            const block_q3_K *b = (const block_q3_K *)blk;
+            sc16 = _mm256_cvtepi8_epi16(q3k_scales_128(b->scales));
+            off = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, s16), 2));
+            hm = _mm256_loadu_si256((const __m256i *)b->hmask);
+            qs = b->qs;
+            d = h2f(b->d);
+        } else {
+            const block_q2_K *b = (const block_q2_K *)blk;
+            const __m128i raw = _mm_loadu_si128((const __m128i *)b->scales), lo4 = _mm_set1_epi8(0x0F);
+            sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(raw, lo4));
+            off = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4)), s16);
+            qs = b->qs;
+            d = h2f(b->d);
+            dm = h2f(b->dmin);
+        }
+        __m256i vs0 = _mm256_setzero_si256(), vs1 = _mm256_setzero_si256();
+        for (int n = 0; n < 2; n++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * n));
+            const __m256i half = n ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00);
+            for (int k = 0; k < 4; k++) {
+                __m256i v = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m3);
+                if (three) v = _mm256_or_si256(v, q3k_high_256(hm, 4 * n + k));
+                __m256i p = _mm256_maddubs_epi16(v, _mm256_loadu_si256((const __m256i *)(a[i].qs + 128 * n + 32 * k)));
+                __m256i m = _mm256_madd_epi16(p, _mm256_shuffle_epi8(half, pick[k]));
+                if (k & 1) vs1 = _mm256_add_epi32(vs1, m);
+                else vs0 = _mm256_add_epi32(vs0, m);
+            }
+        }
+        __m256 f;
+        if (three) {
+            f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(off, _mm256_add_epi32(vs0, vs1))), _mm256_set1_ps(d * a[i].d));
+        } else {
+            f = _mm256_fmsub_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(vs0, vs1)), _mm256_set1_ps(d * a[i].d),
+                                _mm256_mul_ps(_mm256_cvtepi32_ps(off), _mm256_set1_ps(dm * a[i].d)));
+        }
+        // Two accumulators: consecutive super-blocks' adds do not wait on each other.
+        if (i & 1) acc1 = _mm256_add_ps(acc1, f);
+        else acc0 = _mm256_add_ps(acc0, f);
+    }
+    return hsum_ps(_mm256_add_ps(acc0, acc1));
+}
+
+static float q2_K_q8k_avx2(const block_q2_K *w, const qb_q8k *a, int64_t nb) { return k23_q8k_avx2(w, 0, a, nb); }
+
+static float q3_K_q8k_avx2(const block_q3_K *w, const qb_q8k *a, int64_t nb) { return k23_q8k_avx2(w, 1, a, nb); }
 
 #if !defined(QB_AVX512)
 // Activation rows per pass over a super-block row in batched decode (as on AVX-512).
@@ -545,6 +651,74 @@ static float q6_K_q8k_512(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     }
     return _mm512_reduce_add_ps(acc) - 32.0f * hsum_ps(accc);
 }
+
+// Q2_K and Q3_K (`three`) on 64-byte vectors: a half's 32 quant bytes in both 256-bit
+// halves, shifted by 2k and 2k + 2 at once (vpsrlvw), give the values of two 32-value blocks
+// k, k + 1 (four sub-blocks: their scales spread by a word permute, as Q6_K's), and so do
+// the hmask's bits 4n + k and 4n + k + 1 for Q3_K. The offset of -4 (Q3_K) and the minimums
+// (Q2_K) meet the activations' sums per 16 once per super-block.
+static inline __attribute__((always_inline)) float k23_q8k_512(const void *w, int three, const qb_q8k *a, int64_t nb) {
+    const __m512i m3 = _mm512_set1_epi8(3), m4 = _mm512_set1_epi8(4);
+    const __m512i pick[4] = {pick_scales(0), pick_scales(4), pick_scales(8), pick_scales(12)};
+    // Word shift counts per 256-bit half: the quants' (2k, 2k + 2) for k = 0, 2; the hmask's
+    // to bring bit s = 4n + k to bit 2: left by 2 - s for s < 2, else right by s - 2.
+    const __m512i qshift[2] = {_mm512_inserti64x4(_mm512_set1_epi16(0), _mm256_set1_epi16(2), 1),
+                               _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(6), 1)};
+    const __m512i hleft = _mm512_inserti64x4(_mm512_set1_epi16(2), _mm256_set1_epi16(1), 1);
+    const __m512i hright[3] = {_mm512_inserti64x4(_mm512_set1_epi16(0), _mm256_set1_epi16(1), 1),
+                               _mm512_inserti64x4(_mm512_set1_epi16(2), _mm256_set1_epi16(3), 1),
+                               _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(5), 1)};
+    const int64_t bytes = three ? (int64_t)sizeof(block_q3_K) : (int64_t)sizeof(block_q2_K);
+    __m512 acc = _mm512_setzero_ps();
+    __m256 accc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *blk = (const uint8_t *)w + i * bytes;
+        for (int l = 0; l < 2; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
+        const __m256i s16 = _mm256_loadu_si256((const __m256i *)a[i].s16);
+        __m256i sc256, off;
+        __m512i hm = _mm512_setzero_si512();
+        const uint8_t *qs;
+        float d, dc;
+        if (three) {
+            const block_q3_K *b = (const block_q3_K *)blk;
+            sc256 = _mm256_cvtepi8_epi16(q3k_scales_128(b->scales));
+            off = _mm256_madd_epi16(sc256, s16);
+            hm = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)b->hmask));
+            qs = b->qs;
+            d = h2f(b->d);
+            dc = -4.0f * d;
+        } else {
+            const block_q2_K *b = (const block_q2_K *)blk;
+            const __m128i raw = _mm_loadu_si128((const __m128i *)b->scales), lo4 = _mm_set1_epi8(0x0F);
+            sc256 = _mm256_cvtepu8_epi16(_mm_and_si128(raw, lo4));
+            off = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4)), s16);
+            qs = b->qs;
+            d = h2f(b->d);
+            dc = -h2f(b->dmin);
+        }
+        const __m512i sc16 = _mm512_castsi256_si512(sc256);
+        __m512i is = _mm512_setzero_si512();
+        for (int n = 0; n < 2; n++) {
+            const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * n)));
+            for (int p = 0; p < 2; p++) {
+                __m512i v = _mm512_and_si512(_mm512_srlv_epi16(q, qshift[p]), m3);
+                if (three) {
+                    const __m512i h = n == 0 && p == 0 ? _mm512_sllv_epi16(hm, hleft) : _mm512_srlv_epi16(hm, hright[2 * n + p - 1]);
+                    v = _mm512_or_si512(v, _mm512_and_si512(h, m4));
+                }
+                const __m512i prod = _mm512_maddubs_epi16(v, _mm512_loadu_si512((const void *)(a[i].qs + 128 * n + 64 * p)));
+                is = _mm512_dpwssd_epi32(is, prod, _mm512_permutexvar_epi16(pick[2 * n + p], sc16));
+            }
+        }
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_set1_ps(d * a[i].d), acc);
+        accc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off), _mm256_set1_ps(dc * a[i].d), accc);
+    }
+    return _mm512_reduce_add_ps(acc) + hsum_ps(accc);
+}
+
+static float q2_K_q8k_512(const block_q2_K *w, const qb_q8k *a, int64_t nb) { return k23_q8k_512(w, 0, a, nb); }
+
+static float q3_K_q8k_512(const block_q3_K *w, const qb_q8k *a, int64_t nb) { return k23_q8k_512(w, 1, a, nb); }
 
 // Activation rows per pass over a super-block row in batched decode: each row's
 // accumulators beside a super-block's unpacked value vectors and spread scales.
@@ -1259,6 +1433,8 @@ void qb_matvec_q6_k_x16_rows(const void *w, const qb_q8k *const *xs, float *cons
 static inline float kquant_row(int32_t type, const void *row, const qb_q8k *x, int64_t nb, int portable) {
     if (portable) {
         switch (type) {
+        case QB_Q2_K: return q2_K_q8k(row, x, nb);
+        case QB_Q3_K: return q3_K_q8k(row, x, nb);
         case QB_Q4_K: return q4_K_q8k(row, x, nb);
         case QB_Q5_K: return q5_K_q8k(row, x, nb);
         case QB_Q6_K: return q6_K_q8k(row, x, nb);
@@ -1268,11 +1444,15 @@ static inline float kquant_row(int32_t type, const void *row, const qb_q8k *x, i
     }
     switch (type) {
 #if defined(QB_AVX512)
+    case QB_Q2_K: return q2_K_q8k_512(row, x, nb);
+    case QB_Q3_K: return q3_K_q8k_512(row, x, nb);
     case QB_Q4_K: return q4_K_q8k_512(row, x, nb);
     case QB_Q5_K: return q5_K_q8k_512(row, x, nb);
     case QB_Q6_K: return q6_K_q8k_512(row, x, nb);
     case QB_IQ4_XS: return iq4_xs_q8k_512(row, x, nb);
 #elif defined(__AVX2__)
+    case QB_Q2_K: return q2_K_q8k_avx2(row, x, nb);
+    case QB_Q3_K: return q3_K_q8k_avx2(row, x, nb);
     case QB_Q4_K: return q4_K_q8k_avx2(row, x, nb);
     case QB_Q5_K: return q5_K_q8k_avx2(row, x, nb);
     case QB_Q6_K: return q6_K_q8k_avx2(row, x, nb);

@@ -15,7 +15,7 @@ int64_t qb_block_size(int32_t type) {
     switch (type) {
     case QB_F32: case QB_F16: case QB_BF16: return 1;
     case QB_Q4_0: case QB_Q4_1: case QB_Q5_0: case QB_Q5_1: case QB_Q8_0: return QK;
-    case QB_Q4_K: case QB_Q5_K: case QB_Q6_K: case QB_IQ4_XS: return QK_K;
+    case QB_Q2_K: case QB_Q3_K: case QB_Q4_K: case QB_Q5_K: case QB_Q6_K: case QB_IQ4_XS: return QK_K;
     default: return 0;
     }
 }
@@ -29,6 +29,8 @@ int64_t qb_block_bytes(int32_t type) {
     case QB_Q5_0: return sizeof(block_q5_0);
     case QB_Q5_1: return sizeof(block_q5_1);
     case QB_Q8_0: return sizeof(block_q8_0);
+    case QB_Q2_K: return sizeof(block_q2_K);
+    case QB_Q3_K: return sizeof(block_q3_K);
     case QB_Q4_K: return sizeof(block_q4_K);
     case QB_Q5_K: return sizeof(block_q5_K);
     case QB_Q6_K: return sizeof(block_q6_K);
@@ -91,6 +93,28 @@ static void dequant_q8_0(const block_q8_0 *x, float *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++) {
         float d = h2f(x[i].d);
         for (int j = 0; j < QK; j++) y[i * QK + j] = x[i].qs[j] * d;
+    }
+}
+
+// Q2_K: w = d (scale & 15) q - dmin (scale >> 4) per sub-block of 16, q two bits.
+static void dequant_q2_K(const block_q2_K *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(x[i].d), dmin = h2f(x[i].dmin);
+        for (int v = 0; v < QK_K; v++) {
+            uint8_t sc = x[i].scales[v / 16];
+            float dl = d * (float)(sc & 0xF), ml = dmin * (float)(sc >> 4);
+            *y++ = dl * (float)k23_low_bits(x[i].qs, v) - ml;
+        }
+    }
+}
+
+// Q3_K: w = d (scale - 32) (q - 4) per sub-block of 16, q three bits (q3k_value).
+static void dequant_q3_K(const block_q3_K *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d = h2f(x[i].d);
+        int8_t sc[16];
+        q3k_scales(x[i].scales, sc);
+        for (int v = 0; v < QK_K; v++) *y++ = d * (float)sc[v / 16] * (float)(q3k_value(x + i, v) - 4);
     }
 }
 
@@ -189,6 +213,8 @@ void qb_dequantize_row(int32_t type, const void *src, float *dst, int64_t n) {
     case QB_Q5_0: dequant_q5_0(src, dst, nb); break;
     case QB_Q5_1: dequant_q5_1(src, dst, nb); break;
     case QB_Q8_0: dequant_q8_0(src, dst, nb); break;
+    case QB_Q2_K: dequant_q2_K(src, dst, nb); break;
+    case QB_Q3_K: dequant_q3_K(src, dst, nb); break;
     case QB_Q4_K: dequant_q4_K(src, dst, nb); break;
     case QB_Q5_K: dequant_q5_K(src, dst, nb); break;
     case QB_Q6_K: dequant_q6_K(src, dst, nb); break;

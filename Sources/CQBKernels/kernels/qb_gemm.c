@@ -74,13 +74,14 @@ static inline const uint8_t *iq4xs_block(const void *w, int64_t row, int64_t b, 
 // The symmetric formats' offset k (w = D * (q + k), q unsigned as tiled) and the values one
 // offset covers; the packers' M = k * D and qb_tile_offset both read it here.
 static inline int32_t symmetric_k(int32_t type, int32_t *width) {
-    *width = type == QB_Q6_K ? 16 : 32;
+    *width = type == QB_Q6_K || type == QB_Q3_K ? 16 : 32;
     switch (type) {
     case QB_Q4_0:
     case QB_Q5_0: return qb_q32_offset(type);
     case QB_Q8_0: return -128;
     case QB_IQ4_XS: return -128;
     case QB_Q6_K: return -32;
+    case QB_Q3_K: return -4;
     default: return 0;
     }
 }
@@ -924,6 +925,66 @@ static void pack_q6k_x16_vec(const void *w, int64_t r0, int64_t cols, uint8_t *t
         }
 }
 #endif
+
+#if defined(__AVX2__)
+// Q3_K into Q6_K's tiles, as pack_q6k_vec: per row and 128-value half, one load of quant
+// bytes and the hmask give the half's four blocks (bits 2k.. and hmask bit 4n + k).
+static void pack_q3k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t nb = cols / 256;
+    const __m256i m3 = _mm256_set1_epi8(3), m1 = _mm256_set1_epi8(1);
+    for (int64_t i = 0; i < nb; i++) {
+        const block_q3_K *blk[QB_TILE_ROWS];
+        float d[QB_TILE_ROWS][16];
+        for (int r = 0; r < QB_TILE_ROWS; r++) {
+            blk[r] = (const block_q3_K *)w + (r0 + r) * nb + i;
+            const __m128i sc = q3k_scales_128(blk[r]->scales);
+            __m256 dv = _mm256_set1_ps(h2f(blk[r]->d));
+            _mm256_storeu_ps(d[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), dv));
+            _mm256_storeu_ps(d[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), dv));
+        }
+        for (int j = 0; j < 8; j++) {
+            uint8_t *out = tile + (8 * i + j) * QB_TILE6_BLOCK_BYTES;
+            for (int hh = 0; hh < 2; hh++)
+                for (int r = 0; r < QB_TILE_ROWS; r++) memcpy(out + 64 * hh + 4 * r, &d[r][2 * j + hh], 4);
+        }
+        for (int n = 0; n < 2; n++) {
+            __m256i v[2][2][QB_TILE_ROWS];
+            for (int r = 0; r < QB_TILE_ROWS; r++) {
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r]->qs + 32 * n));
+                const __m256i hm = _mm256_loadu_si256((const __m256i *)blk[r]->hmask);
+                for (int k = 0; k < 4; k++)
+                    v[k / 2][k % 2][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m3),
+                                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, 4 * n + k), m1), 2));
+            }
+            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 128, 8 * i + 4 * n, v[0], 1);
+            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 128, 8 * i + 4 * n + 2, v[1], 1);
+        }
+    }
+}
+#endif
+
+void qb_pack_tile_q3k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+#if defined(__AVX2__)
+    return pack_q3k_vec(w, r0, cols, tile);
+#endif
+    int64_t nb = cols / 256;
+    for (int r = 0; r < QB_TILE_ROWS; r++) {
+        for (int64_t i = 0; i < nb; i++) {
+            const block_q3_K *blk = (const block_q3_K *)w + (r0 + r) * nb + i;
+            int8_t sc[16];
+            q3k_scales(blk->scales, sc);
+            float d = h2f(blk->d);
+            for (int j = 0; j < 8; j++) {
+                uint8_t *out = tile + (8 * i + j) * QB_TILE6_BLOCK_BYTES;
+                for (int hh = 0; hh < 2; hh++) {
+                    float dd = d * (float)sc[2 * j + hh];
+                    memcpy(out + 64 * hh + 4 * r, &dd, 4);
+                }
+                for (int v = 0; v < 32; v++) out[128 + 64 * (v / 4) + 4 * r + v % 4] = (uint8_t)q3k_value(blk, 32 * j + v);
+            }
+        }
+    }
+}
 
 void qb_pack_tile_q6k(const void *w, int32_t interleaved, int64_t r0, int64_t cols, uint8_t *tile) {
 #if defined(__AVX2__)

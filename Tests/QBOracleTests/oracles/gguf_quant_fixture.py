@@ -36,7 +36,7 @@ def main() -> None:
         writer.add_tensor(name, q, raw_dtype=qtype if qtype not in (T.F32, T.F16) else None)
         deq = gguf.quants.dequantize(q if qtype not in (T.F32, T.F16) else q, qtype)
         np.ascontiguousarray(deq, dtype="<f4").tofile(os.path.join(out, name + ".f32"))
-    half_fields = {T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208], T.IQ4_XS: [0]}
+    half_fields = {T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208], T.IQ4_XS: [0]}
     for qtype, fields in half_fields.items():
         block, nbytes = GGML_QUANT_SIZES[qtype]
         nblocks = rows * cols // block
