@@ -44,7 +44,9 @@ extension Linear {
     ) {
         let nb = w.cols / 32, cols = Int64(w.cols), rows = w.rows
         let sixBit = IntTiles.sixteenValueScales(w), bits = IntTiles.valueBits(w)
-        let offset = IntTiles.offset(w)
+        // Q2_K's tiles take the activations' plain sums per 16 (k = 1) for their minimums.
+        let minima = w.format == .ggml(.q2_K)
+        let offset = minima ? (width: Int32(16), k: Int32(1)) : IntTiles.offset(w)
         let xBytes = count * nb * MemoryLayout<qb_q8a>.stride
         let perRow = offset.map { nb * 32 / Int($0.width) } ?? 0
         let raw = pool.activationScratch(bytes: xBytes + count * perRow * MemoryLayout<Int32>.stride)
@@ -57,7 +59,7 @@ extension Linear {
             }
         }
         let tileRows = Int(QB_TILE_ROWS)
-        let tileBytes = nb * (sixBit ? Int(QB_TILE6_BLOCK_BYTES) : Int(qb_gemm_tile_block_bytes(bits)))
+        let tileBytes = nb * (minima ? Int(QB_TILE2K_BLOCK_BYTES) : sixBit ? Int(QB_TILE6_BLOCK_BYTES) : Int(qb_gemm_tile_block_bytes(bits)))
         pool.parallelFor(rows / tileRows, grain: tilesPerTask) { range, thread in
             let scratch = UnsafeMutableRawPointer(pool.scratch(thread: thread, floats: (range.count * tileBytes + 3) / 4))
                 .assumingMemoryBound(to: UInt8.self)
@@ -67,7 +69,9 @@ extension Linear {
                 let n = min(tileColumnBlock, count - c0)
                 // The task's tiles lie side by side in `scratch` and their outputs in `y`.
                 let out = y + c0 * rows + range.lowerBound * tileRows
-                if sixBit {
+                if minima {
+                    qb_gemm_tiles_q2k(scratch, Int64(range.count), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
+                } else if sixBit {
                     qb_gemm_tiles6(scratch, Int64(range.count), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
                 } else {
                     qb_gemm_tiles(
@@ -95,7 +99,7 @@ enum IntTiles {
         case .ggml(.q5_K), .ggml(.iq4_xs): return wideValues && w.layout == .rows
         case .ggml(.q4_K): return w.layout != .interleaved4
         case .ggml(.q6_K): return w.layout != .interleaved4
-        case .ggml(.q3_K): return w.layout == .rows
+        case .ggml(.q2_K), .ggml(.q3_K): return w.layout == .rows
         case .mlx(let q): return (q.bits == 4 || (q.bits == 8 && wideValues)) && w.layout != .interleaved4
         default: return false
         }
@@ -115,8 +119,11 @@ enum IntTiles {
         return qb_tile_offset(t.rawValue, &width, &k) != 0 ? (width, k) : nil
     }
 
-    /// Whether `w` takes Q6_K's tiles (a scale per 16 values: Q6_K, and Q3_K's values in them).
-    static func sixteenValueScales(_ w: Matrix) -> Bool { w.format == .ggml(.q6_K) || w.format == .ggml(.q3_K) }
+    /// Whether `w` takes Q6_K's tiles (a scale per 16 values: Q6_K, Q3_K's values in them, and
+    /// Q2_K's with their minimums).
+    static func sixteenValueScales(_ w: Matrix) -> Bool {
+        w.format == .ggml(.q6_K) || w.format == .ggml(.q3_K) || w.format == .ggml(.q2_K)
+    }
 
     /// The width of `w`'s values in a tile (`qb_gemm_tiles`' `bits`; not for Q6_K's tiles).
     static func valueBits(_ w: Matrix) -> Int32 {
@@ -135,6 +142,8 @@ enum IntTiles {
             qb_pack_tile_mlx(
                 Int32(q.bits), Int64(q.groupSize), w.base.assumingMemoryBound(to: UInt32.self), w.scales, w.biases,
                 q.scaleType.ggmlID, Int64(r0), Int64(w.cols), tile)
+        } else if w.format == .ggml(.q2_K) {
+            qb_pack_tile_q2k(w.base, Int64(r0), Int64(w.cols), tile)
         } else if w.format == .ggml(.q3_K) {
             qb_pack_tile_q3k(w.base, Int64(r0), Int64(w.cols), tile)
         } else if w.format == .ggml(.q6_K) {

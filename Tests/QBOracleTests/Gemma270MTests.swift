@@ -426,11 +426,11 @@ final class Gemma270MTests: XCTestCase {
     /// 2048-column ones, attn_output and ffn_down, become Q3_K), then with those two forced to
     /// Q2_K. On each file llama-perplexity writes its logits for one chunk of 512 of
     /// tinyshakespeare, and ours are held to them. Measured (Zen 4, every kernel set): mean KL
-    /// 0.0065-0.0067 (Q3_K) and 0.0086-0.0088 (Q2_K), the same top token 91-96%, perplexity
-    /// within 1.8% of llama.cpp's (the original Q4_K_M file: KL 0.005 over 4 chunks). The
-    /// exact model of each file (transformers on its dequantized weights) lies between:
-    /// perplexity 53.89 against llama.cpp's 53.33 and our 53.62 (Q3_K), 184.7 against 186.0
-    /// and 182.8 (Q2_K).
+    /// 0.0065-0.0067 (Q3_K) and 0.0088-0.0098 (Q2_K), the same top token 90-96%, perplexity
+    /// within 1% of llama.cpp's (the original Q4_K_M file: KL 0.005 over 4 chunks). The exact
+    /// model of each file (transformers on its dequantized weights) scores perplexity 53.89
+    /// (Q3_K), llama.cpp 53.33 and ours 53.62; 184.7 (Q2_K), llama.cpp 186.0 and ours
+    /// 184.6-185.8.
     func testQ2KAndQ3KMatricesAgainstLlamaPerplexity() throws {
         let path = try requireModel()
         guard let bin = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !bin.isEmpty else {

@@ -963,6 +963,69 @@ static void pack_q3k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
 }
 #endif
 
+#if defined(__AVX2__)
+// Q2_K into its tiles, as pack_q3k_vec without the high bits; D and M per 16 values.
+static void pack_q2k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+    int64_t nb = cols / 256;
+    const __m256i m3 = _mm256_set1_epi8(3);
+    const __m128i lo4 = _mm_set1_epi8(0x0F);
+    for (int64_t i = 0; i < nb; i++) {
+        const block_q2_K *blk[QB_TILE_ROWS];
+        float d[QB_TILE_ROWS][16], m[QB_TILE_ROWS][16];
+        for (int r = 0; r < QB_TILE_ROWS; r++) {
+            blk[r] = (const block_q2_K *)w + (r0 + r) * nb + i;
+            const __m128i raw = _mm_loadu_si128((const __m128i *)blk[r]->scales);
+            const __m128i sc = _mm_and_si128(raw, lo4), mn = _mm_and_si128(_mm_srli_epi16(raw, 4), lo4);
+            const __m256 dv = _mm256_set1_ps(h2f(blk[r]->d)), mv = _mm256_set1_ps(h2f(blk[r]->dmin));
+            _mm256_storeu_ps(d[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc)), dv));
+            _mm256_storeu_ps(d[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sc, 8))), dv));
+            _mm256_storeu_ps(m[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn)), mv));
+            _mm256_storeu_ps(m[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mn, 8))), mv));
+        }
+        for (int j = 0; j < 8; j++) {
+            uint8_t *out = tile + (8 * i + j) * QB_TILE2K_BLOCK_BYTES;
+            for (int hh = 0; hh < 2; hh++)
+                for (int r = 0; r < QB_TILE_ROWS; r++) {
+                    memcpy(out + 64 * hh + 4 * r, &d[r][2 * j + hh], 4);
+                    memcpy(out + QB_TILE6_BLOCK_BYTES + 64 * hh + 4 * r, &m[r][2 * j + hh], 4);
+                }
+        }
+        for (int n = 0; n < 2; n++) {
+            __m256i v[2][2][QB_TILE_ROWS];
+            for (int r = 0; r < QB_TILE_ROWS; r++) {
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r]->qs + 32 * n));
+                for (int k = 0; k < 4; k++) v[k / 2][k % 2][r] = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m3);
+            }
+            put_blocks16(tile, QB_TILE2K_BLOCK_BYTES, 128, 8 * i + 4 * n, v[0], 1);
+            put_blocks16(tile, QB_TILE2K_BLOCK_BYTES, 128, 8 * i + 4 * n + 2, v[1], 1);
+        }
+    }
+}
+#endif
+
+void qb_pack_tile_q2k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+#if defined(__AVX2__)
+    return pack_q2k_vec(w, r0, cols, tile);
+#endif
+    int64_t nb = cols / 256;
+    for (int r = 0; r < QB_TILE_ROWS; r++) {
+        for (int64_t i = 0; i < nb; i++) {
+            const block_q2_K *blk = (const block_q2_K *)w + (r0 + r) * nb + i;
+            float d = h2f(blk->d), dmin = h2f(blk->dmin);
+            for (int j = 0; j < 8; j++) {
+                uint8_t *out = tile + (8 * i + j) * QB_TILE2K_BLOCK_BYTES;
+                for (int hh = 0; hh < 2; hh++) {
+                    const uint8_t sc = blk->scales[2 * j + hh];
+                    float dd = d * (float)(sc & 0xF), mm = dmin * (float)(sc >> 4);
+                    memcpy(out + 64 * hh + 4 * r, &dd, 4);
+                    memcpy(out + QB_TILE6_BLOCK_BYTES + 64 * hh + 4 * r, &mm, 4);
+                }
+                for (int v = 0; v < 32; v++) out[128 + 64 * (v / 4) + 4 * r + v % 4] = (uint8_t)k23_low_bits(blk->qs, 32 * j + v);
+            }
+        }
+    }
+}
+
 void qb_pack_tile_q3k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
 #if defined(__AVX2__)
     return pack_q3k_vec(w, r0, cols, tile);
@@ -1019,19 +1082,24 @@ void qb_pack_tile_q6k(const void *w, int32_t interleaved, int64_t r0, int64_t co
     }
 }
 
-// The definition, as gemm_scalar's with offsets, per 16-value half.
-static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, float *y, int64_t nb) {
+// The definition, as gemm_scalar's with offsets, per 16-value half; with `mins` (Q2_K's
+// tiles) offs16 holds the activations' sums per 16 instead, which meet the minimums.
+static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, float *y, int64_t nb, int mins) {
     float acc[QB_TILE_ROWS] = {0};
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *blk = tile + b * QB_TILE6_BLOCK_BYTES;
+        const uint8_t *blk = tile + b * (mins ? QB_TILE2K_BLOCK_BYTES : QB_TILE6_BLOCK_BYTES);
         for (int r = 0; r < QB_TILE_ROWS; r++) {
             for (int h = 0; h < 2; h++) {
-                int sum = offs16[2 * b + h];
+                int sum = mins ? 0 : offs16[2 * b + h];
                 for (int s = 4 * h; s < 4 * h + 4; s++)
                     for (int t = 0; t < 4; t++) sum += blk[128 + 64 * s + 4 * r + t] * x[b].qs[4 * s + t];
-                float d;
+                float d, m;
                 memcpy(&d, blk + 64 * h + 4 * r, 4);
                 acc[r] = fmaf((float)sum, d * x[b].d, acc[r]);
+                if (mins) {
+                    memcpy(&m, blk + QB_TILE6_BLOCK_BYTES + 64 * h + 4 * r, 4);
+                    acc[r] = fmaf(-m, (float)offs16[2 * b + h] * x[b].d, acc[r]);
+                }
             }
         }
     }
@@ -1041,18 +1109,19 @@ static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const int32_t *of
 #if defined(QB_AVX512)
 // `n` activation rows against `m` Q6_K tiles side by side (as gemm_vnni: each activation
 // load serves both tiles of a pair; the same sums in the same order for every output).
+// With `mins` (Q2_K's tiles), the sums start at 0 and offs16's sums per 16 meet the minimums.
 static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile, int64_t tstride, const qb_q8a *x,
                                                              const int32_t *offs16, int64_t nb, float *y, int64_t ystride,
-                                                             const int n, const int m) {
+                                                             const int n, const int m, const int mins) {
     __m512 acc[8][2];
     for (int c = 0; c < n; c++)
         for (int j = 0; j < m; j++) acc[c][j] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *blk = tile + b * QB_TILE6_BLOCK_BYTES;
+        const uint8_t *blk = tile + b * (mins ? QB_TILE2K_BLOCK_BYTES : QB_TILE6_BLOCK_BYTES);
         for (int h = 0; h < 2; h++) {
             __m512i is[8][2];
             for (int c = 0; c < n; c++) {
-                __m512i start = _mm512_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
+                __m512i start = mins ? _mm512_setzero_si512() : _mm512_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
                 for (int j = 0; j < m; j++) is[c][j] = start;
             }
             vnni_steps(is, blk, tstride, x, nb, b, 4 * h, 4 * h + 4, n, m);
@@ -1060,6 +1129,11 @@ static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile
                 __m512 d = _mm512_loadu_ps((const float *)(blk + j * tstride + 64 * h));
                 for (int c = 0; c < n; c++)
                     acc[c][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c][j]), _mm512_mul_ps(d, _mm512_set1_ps(x[c * nb + b].d)), acc[c][j]);
+                if (mins) {
+                    __m512 mv = _mm512_loadu_ps((const float *)(blk + j * tstride + QB_TILE6_BLOCK_BYTES + 64 * h));
+                    for (int c = 0; c < n; c++)
+                        acc[c][j] = _mm512_fnmadd_ps(mv, _mm512_set1_ps((float)offs16[c * 2 * nb + 2 * b + h] * x[c * nb + b].d), acc[c][j]);
+                }
             }
         }
     }
@@ -1070,7 +1144,11 @@ static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile
 #define QB_GEMM6_VNNI(n, m)                                                                                         \
     static void gemm6_vnni##n##x##m(const uint8_t *t, int64_t ts, const qb_q8a *x, const int32_t *o, int64_t nb,    \
                                     float *y, int64_t ys) {                                                         \
-        gemm6_vnni(t, ts, x, o, nb, y, ys, n, m);                                                                   \
+        gemm6_vnni(t, ts, x, o, nb, y, ys, n, m, 0);                                                                \
+    }                                                                                                               \
+    static void gemm2k_vnni##n##x##m(const uint8_t *t, int64_t ts, const qb_q8a *x, const int32_t *o, int64_t nb,   \
+                                     float *y, int64_t ys) {                                                        \
+        gemm6_vnni(t, ts, x, o, nb, y, ys, n, m, 1);                                                                \
     }
 QB_GEMM6_VNNI(8, 1)
 QB_GEMM6_VNNI(4, 1)
@@ -1083,12 +1161,13 @@ QB_GEMM6_VNNI(1, 2)
 // block's last odd one), whose f32 sums are acc[16 c + row]. 16-bit lanes hold two steps
 // (63 x 127 x 2 x 2 = 32004).
 static inline __attribute__((always_inline)) void block6_x16(const uint8_t *blk, const qb_q8a *x, const int32_t *offs16,
-                                                             int64_t nb, int64_t b, float *acc, const int n) {
+                                                             int64_t nb, int64_t b, float *acc, const int n, const int mins) {
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma clang loop unroll(disable)
     for (int h = 0; h < 2; h++) {
         __m256i is[2][2];
-        for (int c = 0; c < n; c++) is[c][0] = is[c][1] = _mm256_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
+        for (int c = 0; c < n; c++)
+            is[c][0] = is[c][1] = mins ? _mm256_setzero_si256() : _mm256_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
 #pragma clang loop unroll(disable)
         for (int s = 4 * h; s < 4 * h + 4; s += 2) {
             __m256i w[2][2];
@@ -1110,16 +1189,23 @@ static inline __attribute__((always_inline)) void block6_x16(const uint8_t *blk,
             for (int c = 0; c < n; c++) {
                 float *sum = acc + 16 * c + 8 * rh;
                 __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c * nb + b].d));
-                _mm256_storeu_ps(sum, _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c][rh]), scale, _mm256_loadu_ps(sum)));
+                __m256 a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c][rh]), scale, _mm256_loadu_ps(sum));
+                if (mins) {
+                    __m256 mv = _mm256_loadu_ps((const float *)(blk + QB_TILE6_BLOCK_BYTES + 64 * h + 32 * rh));
+                    a = _mm256_fnmadd_ps(mv, _mm256_set1_ps((float)offs16[c * 2 * nb + 2 * b + h] * x[c * nb + b].d), a);
+                }
+                _mm256_storeu_ps(sum, a);
             }
         }
     }
 }
 
 // Activation rows [0, count) (count a multiple of `g`: 2, or 1 for a column block's last odd
-// row) against a Q6_K tile, block by block as gemm_avx2.
+// row) against a Q6_K tile (or with `mins` a Q2_K one), block by block as gemm_avx2.
 static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16,
-                                                             int64_t count, int64_t nb, float *y, int64_t ystride, const int g) {
+                                                             int64_t count, int64_t nb, float *y, int64_t ystride, const int g,
+                                                             const int mins) {
+    const int64_t bb = mins ? QB_TILE2K_BLOCK_BYTES : QB_TILE6_BLOCK_BYTES;
     const int64_t chunk = 16;
     float acc[16 * QB_TILE_ROWS];
     for (int64_t c0 = 0; c0 < count; c0 += chunk) {
@@ -1127,39 +1213,45 @@ static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile
         memset(acc, 0, sizeof(float) * (size_t)(16 * n));
         for (int64_t b = 0; b < nb; b++)
             for (int64_t c = 0; c < n; c += g)
-                block6_x16(tile + b * QB_TILE6_BLOCK_BYTES, x + (c0 + c) * nb, offs16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c, g);
+                block6_x16(tile + b * bb, x + (c0 + c) * nb, offs16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c, g, mins);
         for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
 }
 static void gemm6_avx2_pairs(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t nb, float *y,
-                             int64_t ystride) {
-    gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2);
+                             int64_t ystride, int mins) {
+    if (mins) gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 1);
+    else gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 0);
 }
 // The last odd row: the same arithmetic as in a pair, so the same outputs.
-static void gemm6_avx2_one(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t nb, float *y) {
-    gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1);
+static void gemm6_avx2_one(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t nb, float *y, int mins) {
+    if (mins) gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 1);
+    else gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 0);
 }
 #endif
 
 // Both tile kinds' products: the AVX-512 set takes the tiles in pairs (vnni_tiles), the AVX2
 // set one at a time in the row groups its vector code takes (a column block's last rows as a
 // smaller group), the portable set by the scalar definition.
+// `six`: 0 for qb_gemm_tiles' tiles, 1 for Q6_K's, 2 for Q2_K's (Q6_K's with minimums).
 static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs,
                        int64_t count, int64_t cols, float *y, int64_t ystride) {
-    int64_t nb = cols / 32, tstride = nb * (six ? QB_TILE6_BLOCK_BYTES : qb_gemm_tile_block_bytes(bits));
-    int64_t ostride = six ? 2 * nb : nb;  // Q6_K's offsets are per 16 values
+    const int mins = six == 2;
+    int64_t nb = cols / 32,
+            tstride = nb * (mins ? QB_TILE2K_BLOCK_BYTES : six ? QB_TILE6_BLOCK_BYTES : qb_gemm_tile_block_bytes(bits));
+    int64_t ostride = six ? 2 * nb : nb;  // Q6_K's offsets (Q2_K's sums) are per 16 values
 #if defined(QB_AVX512)
     static const vnni_shapes k = {gemm_vnni6x2, gemm_vnni4x2, gemm_vnni1x2, gemm_vnni8x1, gemm_vnni4x1, gemm_vnni1x1};
     static const vnni_shapes k6 = {gemm6_vnni6x2, gemm6_vnni4x2, gemm6_vnni1x2, gemm6_vnni8x1, gemm6_vnni4x1, gemm6_vnni1x1};
-    vnni_tiles(six ? &k6 : &k, tile, tiles, tstride, x, offs, ostride, count, nb, y, ystride);
+    static const vnni_shapes k2 = {gemm2k_vnni6x2, gemm2k_vnni4x2, gemm2k_vnni1x2, gemm2k_vnni8x1, gemm2k_vnni4x1, gemm2k_vnni1x1};
+    vnni_tiles(mins ? &k2 : six ? &k6 : &k, tile, tiles, tstride, x, offs, ostride, count, nb, y, ystride);
 #elif defined(__AVX2__)
     for (int64_t t = 0; t < tiles; t++) {
         const uint8_t *tp = tile + t * tstride;
         float *yt = y + QB_TILE_ROWS * t;
         if (six) {  // pairs of activation rows, then an odd last one
             const int64_t c = count & ~(int64_t)1;
-            gemm6_avx2_pairs(tp, x, offs, c, nb, yt, ystride);
-            if (c < count) gemm6_avx2_one(tp, x + c * nb, offs + c * ostride, nb, yt + c * ystride);
+            gemm6_avx2_pairs(tp, x, offs, c, nb, yt, ystride, mins);
+            if (c < count) gemm6_avx2_one(tp, x + c * nb, offs + c * ostride, nb, yt + c * ystride, mins);
         } else {  // groups of four, then the last 1-3 rows
             const int64_t c = count & ~(int64_t)3;
             gemm_avx2_kernel(bits, offs != NULL, 0)(tp, x, offs, c, nb, yt, ystride);
@@ -1174,7 +1266,7 @@ static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits
         float *yt = y + QB_TILE_ROWS * t;
         for (int64_t c = 0; c < count; c++) {
             const int32_t *o = offs ? offs + c * ostride : NULL;
-            if (six) gemm6_scalar(tp, x + c * nb, o, yt + c * ystride, nb);
+            if (six) gemm6_scalar(tp, x + c * nb, o, yt + c * ystride, nb, mins);
             else gemm_scalar(tp, bits, x + c * nb, o, yt + c * ystride, nb);
         }
     }
@@ -1189,4 +1281,9 @@ void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8
 void qb_gemm_tiles6(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
                     int64_t cols, float *y, int64_t ystride) {
     gemm_tiles(1, tile, tiles, 6, x, offs16, count, cols, y, ystride);
+}
+
+void qb_gemm_tiles_q2k(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *sums16, int64_t count,
+                       int64_t cols, float *y, int64_t ystride) {
+    gemm_tiles(2, tile, tiles, 6, x, sums16, count, cols, y, ystride);
 }

@@ -124,6 +124,11 @@
     V(pack_tile_q6k, (const void *w, int32_t interleaved, int64_t r0, int64_t cols, uint8_t *tile),                   \
       (w, interleaved, r0, cols, tile))                                                                              \
     V(pack_tile_q3k, (const void *w, int64_t r0, int64_t cols, uint8_t *tile), (w, r0, cols, tile))                  \
+    V(pack_tile_q2k, (const void *w, int64_t r0, int64_t cols, uint8_t *tile), (w, r0, cols, tile))                  \
+    V(gemm_tiles_q2k,                                                                                                \
+      (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *sums16, int64_t count, int64_t cols,      \
+       float *y, int64_t ystride),                                                                                   \
+      (tile, tiles, x, sums16, count, cols, y, ystride))                                                             \
     V(gemm_tiles6,                                                                                                   \
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
        float *y, int64_t ystride),                                                                                   \
