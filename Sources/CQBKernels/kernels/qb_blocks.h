@@ -72,6 +72,13 @@ static inline __m128i q3k_scales_128(const uint8_t *s) {
                                      (int)(((a1 >> 4) & m4) | (((a2 >> 6) & m2) << 4)));
     return _mm_sub_epi8(v, _mm_set1_epi8(32));
 }
+
+// Q3_K's hmask bit s (0..7) of each of 32 bytes moved to bit 2 (and bit 2 alone kept): one
+// shift of the 16-bit lanes, which moves no kept bit across a byte for s up to 7.
+static inline __m256i q3k_high_256(__m256i hm, int s) {
+    const __m256i v = s >= 2 ? _mm256_srli_epi16(hm, s - 2) : _mm256_slli_epi16(hm, 2 - s);
+    return _mm256_and_si256(v, _mm256_set1_epi8(4));
+}
 #endif
 
 #endif

@@ -301,13 +301,6 @@ static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
-// Q3_K's hmask bit s (0..7) of each of 32 bytes moved to bit 2 (and bit 2 alone kept): one
-// shift of the 16-bit lanes, which moves no kept bit across a byte for s up to 7.
-static inline __m256i q3k_high_256(__m256i hm, int s) {
-    const __m256i v = s >= 2 ? _mm256_srli_epi16(hm, s - 2) : _mm256_slli_epi16(hm, 2 - s);
-    return _mm256_and_si256(v, _mm256_set1_epi8(4));
-}
-
 // Q2_K and Q3_K (`three`): the 32 values of sub-blocks 8n + 2k and 8n + 2k + 1 are bits 2k..
 // of the 32 quant bytes of half n (and, for Q3_K, bit 4n + k of the 32 hmask bytes adds 4),
 // so one load per half serves its four pairs; the pairs meet their two scales as Q6_K's do.

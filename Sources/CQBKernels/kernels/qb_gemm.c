@@ -927,127 +927,111 @@ static void pack_q6k_x16_vec(const void *w, int64_t r0, int64_t cols, uint8_t *t
 #endif
 
 #if defined(__AVX2__)
-// Q3_K into Q6_K's tiles, as pack_q6k_vec: per row and 128-value half, one load of quant
-// bytes and the hmask give the half's four blocks (bits 2k.. and hmask bit 4n + k).
-static void pack_q3k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-    int64_t nb = cols / 256;
-    const __m256i m3 = _mm256_set1_epi8(3), m1 = _mm256_set1_epi8(1);
-    for (int64_t i = 0; i < nb; i++) {
-        const block_q3_K *blk[QB_TILE_ROWS];
-        float d[QB_TILE_ROWS][16];
-        for (int r = 0; r < QB_TILE_ROWS; r++) {
-            blk[r] = (const block_q3_K *)w + (r0 + r) * nb + i;
-            const __m128i sc = q3k_scales_128(blk[r]->scales);
-            __m256 dv = _mm256_set1_ps(h2f(blk[r]->d));
-            _mm256_storeu_ps(d[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), dv));
-            _mm256_storeu_ps(d[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), dv));
-        }
-        for (int j = 0; j < 8; j++) {
-            uint8_t *out = tile + (8 * i + j) * QB_TILE6_BLOCK_BYTES;
-            for (int hh = 0; hh < 2; hh++)
-                for (int r = 0; r < QB_TILE_ROWS; r++) memcpy(out + 64 * hh + 4 * r, &d[r][2 * j + hh], 4);
-        }
-        for (int n = 0; n < 2; n++) {
-            __m256i v[2][2][QB_TILE_ROWS];
-            for (int r = 0; r < QB_TILE_ROWS; r++) {
-                const __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r]->qs + 32 * n));
-                const __m256i hm = _mm256_loadu_si256((const __m256i *)blk[r]->hmask);
-                for (int k = 0; k < 4; k++)
-                    v[k / 2][k % 2][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m3),
-                                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hm, 4 * n + k), m1), 2));
-            }
-            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 128, 8 * i + 4 * n, v[0], 1);
-            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 128, 8 * i + 4 * n + 2, v[1], 1);
-        }
-    }
-}
-#endif
-
-#if defined(__AVX2__)
-// Q2_K into its tiles, as pack_q3k_vec without the high bits; D and M per 16 values.
-static void pack_q2k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-    int64_t nb = cols / 256;
+// Q2_K or Q3_K (`three`) rows into their tiles, as pack_q6k_vec: per row and 128-value half,
+// one load of quant bytes (and Q3_K's hmask) gives the half's four blocks, k's values at bits
+// 2k.. (and hmask bit 4n + k, as 4); D = d x sc per 16 values, and Q2_K's M after the steps.
+static inline __attribute__((always_inline)) void pack_k23_vec(const void *w, const int three, int64_t r0, int64_t cols,
+                                                               uint8_t *tile) {
+    const int64_t nb = cols / 256, bb = three ? QB_TILE6_BLOCK_BYTES : QB_TILE2K_BLOCK_BYTES;
+    const int64_t bytes = three ? (int64_t)sizeof(block_q3_K) : (int64_t)sizeof(block_q2_K);
     const __m256i m3 = _mm256_set1_epi8(3);
     const __m128i lo4 = _mm_set1_epi8(0x0F);
     for (int64_t i = 0; i < nb; i++) {
-        const block_q2_K *blk[QB_TILE_ROWS];
+        const uint8_t *qs[QB_TILE_ROWS], *hmask[QB_TILE_ROWS];
         float d[QB_TILE_ROWS][16], m[QB_TILE_ROWS][16];
         for (int r = 0; r < QB_TILE_ROWS; r++) {
-            blk[r] = (const block_q2_K *)w + (r0 + r) * nb + i;
-            const __m128i raw = _mm_loadu_si128((const __m128i *)blk[r]->scales);
-            const __m128i sc = _mm_and_si128(raw, lo4), mn = _mm_and_si128(_mm_srli_epi16(raw, 4), lo4);
-            const __m256 dv = _mm256_set1_ps(h2f(blk[r]->d)), mv = _mm256_set1_ps(h2f(blk[r]->dmin));
-            _mm256_storeu_ps(d[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc)), dv));
-            _mm256_storeu_ps(d[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sc, 8))), dv));
-            _mm256_storeu_ps(m[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn)), mv));
-            _mm256_storeu_ps(m[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mn, 8))), mv));
+            const uint8_t *blk = (const uint8_t *)w + ((r0 + r) * nb + i) * bytes;
+            __m128i sc, mn = _mm_setzero_si128();
+            __m256 dv, mv = _mm256_setzero_ps();
+            if (three) {
+                const block_q3_K *b = (const block_q3_K *)blk;
+                sc = q3k_scales_128(b->scales);
+                dv = _mm256_set1_ps(h2f(b->d));
+                qs[r] = b->qs;
+                hmask[r] = b->hmask;
+            } else {
+                const block_q2_K *b = (const block_q2_K *)blk;
+                const __m128i raw = _mm_loadu_si128((const __m128i *)b->scales);
+                sc = _mm_and_si128(raw, lo4);
+                mn = _mm_and_si128(_mm_srli_epi16(raw, 4), lo4);
+                dv = _mm256_set1_ps(h2f(b->d));
+                mv = _mm256_set1_ps(h2f(b->dmin));
+                qs[r] = b->qs;
+                hmask[r] = NULL;
+            }
+            _mm256_storeu_ps(d[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), dv));
+            _mm256_storeu_ps(d[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), dv));
+            if (!three) {
+                _mm256_storeu_ps(m[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(mn)), mv));
+                _mm256_storeu_ps(m[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(mn, 8))), mv));
+            }
         }
         for (int j = 0; j < 8; j++) {
-            uint8_t *out = tile + (8 * i + j) * QB_TILE2K_BLOCK_BYTES;
+            uint8_t *out = tile + (8 * i + j) * bb;
             for (int hh = 0; hh < 2; hh++)
                 for (int r = 0; r < QB_TILE_ROWS; r++) {
                     memcpy(out + 64 * hh + 4 * r, &d[r][2 * j + hh], 4);
-                    memcpy(out + QB_TILE6_BLOCK_BYTES + 64 * hh + 4 * r, &m[r][2 * j + hh], 4);
+                    if (!three) memcpy(out + QB_TILE6_BLOCK_BYTES + 64 * hh + 4 * r, &m[r][2 * j + hh], 4);
                 }
         }
         for (int n = 0; n < 2; n++) {
             __m256i v[2][2][QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
-                const __m256i q = _mm256_loadu_si256((const __m256i *)(blk[r]->qs + 32 * n));
-                for (int k = 0; k < 4; k++) v[k / 2][k % 2][r] = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m3);
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(qs[r] + 32 * n));
+                const __m256i hm = three ? _mm256_loadu_si256((const __m256i *)hmask[r]) : _mm256_setzero_si256();
+                for (int k = 0; k < 4; k++) {
+                    __m256i x = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m3);
+                    if (three) x = _mm256_or_si256(x, q3k_high_256(hm, 4 * n + k));
+                    v[k / 2][k % 2][r] = x;
+                }
             }
-            put_blocks16(tile, QB_TILE2K_BLOCK_BYTES, 128, 8 * i + 4 * n, v[0], 1);
-            put_blocks16(tile, QB_TILE2K_BLOCK_BYTES, 128, 8 * i + 4 * n + 2, v[1], 1);
+            put_blocks16(tile, bb, 128, 8 * i + 4 * n, v[0], 1);
+            put_blocks16(tile, bb, 128, 8 * i + 4 * n + 2, v[1], 1);
         }
     }
 }
 #endif
 
-void qb_pack_tile_q2k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
+// Q2_K or Q3_K (`three`) rows into their tiles by the definitions (q3k_value, q3k_scales).
+static void pack_k23(const void *w, int three, int64_t r0, int64_t cols, uint8_t *tile) {
 #if defined(__AVX2__)
-    return pack_q2k_vec(w, r0, cols, tile);
+    if (three) return pack_k23_vec(w, 1, r0, cols, tile);
+    return pack_k23_vec(w, 0, r0, cols, tile);
 #endif
-    int64_t nb = cols / 256;
+    const int64_t nb = cols / 256, bb = three ? QB_TILE6_BLOCK_BYTES : QB_TILE2K_BLOCK_BYTES;
     for (int r = 0; r < QB_TILE_ROWS; r++) {
         for (int64_t i = 0; i < nb; i++) {
-            const block_q2_K *blk = (const block_q2_K *)w + (r0 + r) * nb + i;
-            float d = h2f(blk->d), dmin = h2f(blk->dmin);
-            for (int j = 0; j < 8; j++) {
-                uint8_t *out = tile + (8 * i + j) * QB_TILE2K_BLOCK_BYTES;
-                for (int hh = 0; hh < 2; hh++) {
-                    const uint8_t sc = blk->scales[2 * j + hh];
-                    float dd = d * (float)(sc & 0xF), mm = dmin * (float)(sc >> 4);
-                    memcpy(out + 64 * hh + 4 * r, &dd, 4);
-                    memcpy(out + QB_TILE6_BLOCK_BYTES + 64 * hh + 4 * r, &mm, 4);
+            float dd[16], mm[16];
+            uint8_t v[256];
+            if (three) {
+                const block_q3_K *blk = (const block_q3_K *)w + (r0 + r) * nb + i;
+                int8_t sc[16];
+                q3k_scales(blk->scales, sc);
+                for (int j = 0; j < 16; j++) dd[j] = h2f(blk->d) * (float)sc[j];
+                for (int k = 0; k < 256; k++) v[k] = (uint8_t)q3k_value(blk, k);
+            } else {
+                const block_q2_K *blk = (const block_q2_K *)w + (r0 + r) * nb + i;
+                for (int j = 0; j < 16; j++) {
+                    dd[j] = h2f(blk->d) * (float)(blk->scales[j] & 0xF);
+                    mm[j] = h2f(blk->dmin) * (float)(blk->scales[j] >> 4);
                 }
-                for (int v = 0; v < 32; v++) out[128 + 64 * (v / 4) + 4 * r + v % 4] = (uint8_t)k23_low_bits(blk->qs, 32 * j + v);
+                for (int k = 0; k < 256; k++) v[k] = (uint8_t)k23_low_bits(blk->qs, k);
+            }
+            for (int j = 0; j < 8; j++) {
+                uint8_t *out = tile + (8 * i + j) * bb;
+                for (int hh = 0; hh < 2; hh++) {
+                    memcpy(out + 64 * hh + 4 * r, &dd[2 * j + hh], 4);
+                    if (!three) memcpy(out + QB_TILE6_BLOCK_BYTES + 64 * hh + 4 * r, &mm[2 * j + hh], 4);
+                }
+                for (int k = 0; k < 32; k++) out[128 + 64 * (k / 4) + 4 * r + k % 4] = v[32 * j + k];
             }
         }
     }
 }
 
-void qb_pack_tile_q3k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
-#if defined(__AVX2__)
-    return pack_q3k_vec(w, r0, cols, tile);
-#endif
-    int64_t nb = cols / 256;
-    for (int r = 0; r < QB_TILE_ROWS; r++) {
-        for (int64_t i = 0; i < nb; i++) {
-            const block_q3_K *blk = (const block_q3_K *)w + (r0 + r) * nb + i;
-            int8_t sc[16];
-            q3k_scales(blk->scales, sc);
-            float d = h2f(blk->d);
-            for (int j = 0; j < 8; j++) {
-                uint8_t *out = tile + (8 * i + j) * QB_TILE6_BLOCK_BYTES;
-                for (int hh = 0; hh < 2; hh++) {
-                    float dd = d * (float)sc[2 * j + hh];
-                    memcpy(out + 64 * hh + 4 * r, &dd, 4);
-                }
-                for (int v = 0; v < 32; v++) out[128 + 64 * (v / 4) + 4 * r + v % 4] = (uint8_t)q3k_value(blk, 32 * j + v);
-            }
-        }
-    }
-}
+void qb_pack_tile_q2k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) { pack_k23(w, 0, r0, cols, tile); }
+
+void qb_pack_tile_q3k(const void *w, int64_t r0, int64_t cols, uint8_t *tile) { pack_k23(w, 1, r0, cols, tile); }
 
 void qb_pack_tile_q6k(const void *w, int32_t interleaved, int64_t r0, int64_t cols, uint8_t *tile) {
 #if defined(__AVX2__)
