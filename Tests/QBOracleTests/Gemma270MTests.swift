@@ -146,12 +146,18 @@ final class Gemma270MTests: XCTestCase {
         }
         var out: [(margin: Float, rival: Int32)] = []
         for id in continuation {
-            var rival = Int(id) == 0 ? 1 : 0
-            for j in logits.indices where j != Int(id) && logits[j] > logits[rival] { rival = j }
-            out.append((logits[Int(id)] - logits[rival], Int32(rival)))
+            out.append(Self.margin(of: id, in: logits[...]))
             logits = try model.forward([id], state: state)
         }
         return out
+    }
+
+    /// Token `id`'s logit in `row` minus the largest other one, and that other token.
+    static func margin(of id: Int32, in row: ArraySlice<Float>) -> (margin: Float, rival: Int32) {
+        let base = row.startIndex, chosen = base + Int(id)
+        var rival = chosen == base ? base + 1 : base
+        for j in row.indices where j != chosen && row[j] > row[rival] { rival = j }
+        return (row[chosen] - row[rival], Int32(rival - base))
     }
 
     /// Along llama.cpp's continuation of "The capital of France is", our margins for its
@@ -187,12 +193,7 @@ final class Gemma270MTests: XCTestCase {
             let state = m.model.makeState(contextLength: all.count + 1, pool: pool, kvType: m.kvType)
             let logits = try m.model.forward(all, state: state, logits: .all)
             let vocab = logits.count / all.count
-            return next.enumerated().map { i, id in
-                let row = Array(logits[((ids.count - 1 + i) * vocab)..<((ids.count + i) * vocab)])
-                var rival = Int(id) == 0 ? 1 : 0
-                for j in row.indices where j != Int(id) && row[j] > row[rival] { rival = j }
-                return (row[Int(id)] - row[rival], Int32(rival))
-            }
+            return next.enumerated().map { i, id in Self.margin(of: id, in: logits[((ids.count - 1 + i) * vocab)..<((ids.count + i) * vocab)]) }
         }
         XCTAssertGreaterThan(ids.count + next.count - 1, Linear.shortChunkRows, "the one-chunk runs take the tiles")
         var runs: [(String, [(margin: Float, rival: Int32)])] = []
