@@ -403,6 +403,25 @@ final class Gemma270MTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(kld.sameTopFraction, 0.9)
     }
 
+    /// llama.cpp's bin folder (QB_LLAMA_CPP_BIN, with llama-perplexity and llama-quantize),
+    /// tinyshakespeare's path and a new temporary folder named from `prefix`, which the caller
+    /// removes; the test is skipped when the tools or the text are absent.
+    func llamaPerplexityWorkspace(_ prefix: String) throws -> (bin: URL, text: String, dir: URL) {
+        guard let bin = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !bin.isEmpty else {
+            throw XCTSkip("QB_LLAMA_CPP_BIN is not set: no llama-perplexity and llama-quantize to compare with")
+        }
+        let binURL = URL(fileURLWithPath: bin)
+        for tool in ["llama-perplexity", "llama-quantize"] where !FileManager.default.isExecutableFile(atPath: binURL.appendingPathComponent(tool).path) {
+            throw XCTSkip("\(binURL.appendingPathComponent(tool).path) is not an executable")
+        }
+        let text = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../../shared/fixtures/eval-text/tinyshakespeare.txt").standardizedFileURL.path
+        guard FileManager.default.fileExists(atPath: text) else { throw XCTSkip("\(text) is absent") }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return (binURL, text, dir)
+    }
+
     /// Runs one of llama.cpp's tools from `bin`, its output (stdout and stderr) logged in `dir`
     /// and returned; a non-zero exit fails the test with the log's tail.
     static func llamaTool(_ bin: URL, _ tool: String, _ arguments: [String], logsIn dir: URL) throws -> String {
@@ -434,18 +453,7 @@ final class Gemma270MTests: XCTestCase {
     /// 184.6-185.8.
     func testQ2KAndQ3KMatricesAgainstLlamaPerplexity() throws {
         let path = try requireModel()
-        guard let bin = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !bin.isEmpty else {
-            throw XCTSkip("QB_LLAMA_CPP_BIN is not set: no llama-quantize and llama-perplexity to compare with")
-        }
-        let binURL = URL(fileURLWithPath: bin)
-        for tool in ["llama-perplexity", "llama-quantize"] where !FileManager.default.isExecutableFile(atPath: binURL.appendingPathComponent(tool).path) {
-            throw XCTSkip("\(binURL.appendingPathComponent(tool).path) is not an executable")
-        }
-        let text = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../../shared/fixtures/eval-text/tinyshakespeare.txt").standardizedFileURL.path
-        guard FileManager.default.fileExists(atPath: text) else { throw XCTSkip("\(text) is absent") }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-lowbit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (binURL, text, dir) = try llamaPerplexityWorkspace("qb-lowbit")
         defer { try? FileManager.default.removeItem(at: dir) }
         let forced = ["--tensor-type", "ffn_down=q2_k", "--tensor-type", "attn_output=q2_k"]
         for (name, extra, format) in [("q3k", [String](), "Q3_K"), ("q2k", forced, "Q2_K")] {
@@ -482,18 +490,7 @@ final class Gemma270MTests: XCTestCase {
     /// percentiles and errors are checked by KLStatisticsTests.
     func testKLStatisticsMatchLlamaPerplexityOnItsOwnLogProbabilities() throws {
         let path = try requireModel()
-        guard let bin = ProcessInfo.processInfo.environment["QB_LLAMA_CPP_BIN"], !bin.isEmpty else {
-            throw XCTSkip("QB_LLAMA_CPP_BIN is not set: no llama-perplexity to compare with")
-        }
-        let binURL = URL(fileURLWithPath: bin)
-        for tool in ["llama-perplexity", "llama-quantize"] where !FileManager.default.isExecutableFile(atPath: binURL.appendingPathComponent(tool).path) {
-            throw XCTSkip("\(binURL.appendingPathComponent(tool).path) is not an executable")
-        }
-        let text = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../../shared/fixtures/eval-text/tinyshakespeare.txt").standardizedFileURL.path
-        guard FileManager.default.fileExists(atPath: text) else { throw XCTSkip("\(text) is absent") }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qb-klstats-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let (binURL, text, dir) = try llamaPerplexityWorkspace("qb-klstats")
         defer { try? FileManager.default.removeItem(at: dir) }
         func run(_ tool: String, _ arguments: [String]) throws -> String { try Self.llamaTool(binURL, tool, arguments, logsIn: dir) }
         let q = dir.appendingPathComponent("q4_0.gguf").path
