@@ -301,39 +301,6 @@ static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
-// A Q2_K or Q3_K (`three`) super-block's fields for the vector kernels: its sixteen scales as
-// 16-bit values, its quants (and Q3_K's hmask), d, and the term the activations' sums per 16
-// (s16) meet: off = sum_j c_j S_j, c_j Q3_K's scale (for its offset of -4) or Q2_K's minimum,
-// to be weighted by dc (-4 d, or -dmin).
-typedef struct {
-    __m256i sc16, off;
-    const uint8_t *qs, *hmask;
-    float d, dc;
-} k23_fields;
-
-static inline __attribute__((always_inline)) k23_fields k23_block(const uint8_t *blk, const int three, __m256i s16) {
-    k23_fields f;
-    if (three) {
-        const block_q3_K *b = (const block_q3_K *)blk;
-        f.sc16 = _mm256_cvtepi8_epi16(q3k_scales_128(b->scales));
-        f.off = _mm256_madd_epi16(f.sc16, s16);
-        f.qs = b->qs;
-        f.hmask = b->hmask;
-        f.d = h2f(b->d);
-        f.dc = -4.0f * f.d;
-    } else {
-        const block_q2_K *b = (const block_q2_K *)blk;
-        const __m128i raw = _mm_loadu_si128((const __m128i *)b->scales), lo4 = _mm_set1_epi8(0x0F);
-        f.sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(raw, lo4));
-        f.off = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4)), s16);
-        f.qs = b->qs;
-        f.hmask = NULL;
-        f.d = h2f(b->d);
-        f.dc = -h2f(b->dmin);
-    }
-    return f;
-}
-
 // Q2_K and Q3_K (`three`): the 32 values of sub-blocks 8n + 2k and 8n + 2k + 1 are bits 2k..
 // of the 32 quant bytes of half n (and, for Q3_K, bit 4n + k of the 32 hmask bytes adds 4),
 // so one load per half serves its four pairs; the pairs meet their two scales as Q6_K's do.
@@ -347,9 +314,27 @@ static inline __attribute__((always_inline)) float k23_q8k_avx2(const void *w, i
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *blk = (const uint8_t *)w + i * bytes;
         for (int l = 0; l < 2; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
-        const k23_fields f = k23_block(blk, three, _mm256_loadu_si256((const __m256i *)a[i].s16));
-        const __m256i sc16 = f.sc16, hm = three ? _mm256_loadu_si256((const __m256i *)f.hmask) : _mm256_setzero_si256();
-        const uint8_t *qs = f.qs;
+        const __m256i s16 = _mm256_loadu_si256((const __m256i *)a[i].s16);
+        // off: Q3_K's offset of -4 (in the value sums' units) or Q2_K's minimums (in dmin's).
+        __m256i sc16, off, hm = _mm256_setzero_si256();
+        const uint8_t *qs;
+        float d, dm = 0;
+        if (three) {
+            const block_q3_K *b = (const block_q3_K *)blk;
+            sc16 = _mm256_cvtepi8_epi16(q3k_scales_128(b->scales));
+            off = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(_mm256_madd_epi16(sc16, s16), 2));
+            hm = _mm256_loadu_si256((const __m256i *)b->hmask);
+            qs = b->qs;
+            d = h2f(b->d);
+        } else {
+            const block_q2_K *b = (const block_q2_K *)blk;
+            const __m128i raw = _mm_loadu_si128((const __m128i *)b->scales), lo4 = _mm_set1_epi8(0x0F);
+            sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(raw, lo4));
+            off = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4)), s16);
+            qs = b->qs;
+            d = h2f(b->d);
+            dm = h2f(b->dmin);
+        }
         __m256i vs0 = _mm256_setzero_si256(), vs1 = _mm256_setzero_si256();
         for (int n = 0; n < 2; n++) {
             const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * n));
@@ -363,11 +348,16 @@ static inline __attribute__((always_inline)) float k23_q8k_avx2(const void *w, i
                 else vs0 = _mm256_add_epi32(vs0, m);
             }
         }
-        const __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(vs0, vs1)), _mm256_set1_ps(f.d * a[i].d),
-                                         _mm256_mul_ps(_mm256_cvtepi32_ps(f.off), _mm256_set1_ps(f.dc * a[i].d)));
+        __m256 f;
+        if (three) {
+            f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(off, _mm256_add_epi32(vs0, vs1))), _mm256_set1_ps(d * a[i].d));
+        } else {
+            f = _mm256_fmsub_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(vs0, vs1)), _mm256_set1_ps(d * a[i].d),
+                                _mm256_mul_ps(_mm256_cvtepi32_ps(off), _mm256_set1_ps(dm * a[i].d)));
+        }
         // Two accumulators: consecutive super-blocks' adds do not wait on each other.
-        if (i & 1) acc1 = _mm256_add_ps(acc1, t);
-        else acc0 = _mm256_add_ps(acc0, t);
+        if (i & 1) acc1 = _mm256_add_ps(acc1, f);
+        else acc0 = _mm256_add_ps(acc0, f);
     }
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
@@ -677,10 +667,29 @@ static inline __attribute__((always_inline)) float k23_q8k_512(const void *w, in
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *blk = (const uint8_t *)w + i * bytes;
         for (int l = 0; l < 2; l++) _mm_prefetch((const char *)blk + PREFETCH_K + 64 * l, _MM_HINT_T0);
-        const k23_fields f = k23_block(blk, three, _mm256_loadu_si256((const __m256i *)a[i].s16));
-        const __m512i sc16 = _mm512_castsi256_si512(f.sc16);
-        const __m512i hm = three ? _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)f.hmask)) : _mm512_setzero_si512();
-        const uint8_t *qs = f.qs;
+        const __m256i s16 = _mm256_loadu_si256((const __m256i *)a[i].s16);
+        __m256i sc256, off;
+        __m512i hm = _mm512_setzero_si512();
+        const uint8_t *qs;
+        float d, dc;
+        if (three) {
+            const block_q3_K *b = (const block_q3_K *)blk;
+            sc256 = _mm256_cvtepi8_epi16(q3k_scales_128(b->scales));
+            off = _mm256_madd_epi16(sc256, s16);
+            hm = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)b->hmask));
+            qs = b->qs;
+            d = h2f(b->d);
+            dc = -4.0f * d;
+        } else {
+            const block_q2_K *b = (const block_q2_K *)blk;
+            const __m128i raw = _mm_loadu_si128((const __m128i *)b->scales), lo4 = _mm_set1_epi8(0x0F);
+            sc256 = _mm256_cvtepu8_epi16(_mm_and_si128(raw, lo4));
+            off = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4)), s16);
+            qs = b->qs;
+            d = h2f(b->d);
+            dc = -h2f(b->dmin);
+        }
+        const __m512i sc16 = _mm512_castsi256_si512(sc256);
         __m512i is = _mm512_setzero_si512();
         for (int n = 0; n < 2; n++) {
             const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(qs + 32 * n)));
@@ -694,8 +703,8 @@ static inline __attribute__((always_inline)) float k23_q8k_512(const void *w, in
                 is = _mm512_dpwssd_epi32(is, prod, _mm512_permutexvar_epi16(pick[2 * n + p], sc16));
             }
         }
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_set1_ps(f.d * a[i].d), acc);
-        accc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(f.off), _mm256_set1_ps(f.dc * a[i].d), accc);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is), _mm512_set1_ps(d * a[i].d), acc);
+        accc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(off), _mm256_set1_ps(dc * a[i].d), accc);
     }
     return _mm512_reduce_add_ps(acc) + hsum_ps(accc);
 }
