@@ -301,6 +301,14 @@ static float q6_K_q8k_avx2(const block_q6_K *w, const qb_q8k *a, int64_t nb) {
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
+// A Q2_K super-block's sixteen scales (low nibbles) as 16-bit values, and in *mins its
+// minimums (high nibbles) against the activations' sums per 16, as eight int32 sums.
+static inline __m256i q2k_scales_256(const block_q2_K *b, __m256i s16, __m256i *mins) {
+    const __m128i raw = _mm_loadu_si128((const __m128i *)b->scales), lo4 = _mm_set1_epi8(0x0F);
+    *mins = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4)), s16);
+    return _mm256_cvtepu8_epi16(_mm_and_si128(raw, lo4));
+}
+
 // Q2_K and Q3_K (`three`): the 32 values of sub-blocks 8n + 2k and 8n + 2k + 1 are bits 2k..
 // of the 32 quant bytes of half n (and, for Q3_K, bit 4n + k of the 32 hmask bytes adds 4),
 // so one load per half serves its four pairs; the pairs meet their two scales as Q6_K's do.
@@ -328,9 +336,7 @@ static inline __attribute__((always_inline)) float k23_q8k_avx2(const void *w, i
             d = h2f(b->d);
         } else {
             const block_q2_K *b = (const block_q2_K *)blk;
-            const __m128i raw = _mm_loadu_si128((const __m128i *)b->scales), lo4 = _mm_set1_epi8(0x0F);
-            sc16 = _mm256_cvtepu8_epi16(_mm_and_si128(raw, lo4));
-            off = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4)), s16);
+            sc16 = q2k_scales_256(b, s16, &off);
             qs = b->qs;
             d = h2f(b->d);
             dm = h2f(b->dmin);
@@ -682,9 +688,7 @@ static inline __attribute__((always_inline)) float k23_q8k_512(const void *w, in
             dc = -4.0f * d;
         } else {
             const block_q2_K *b = (const block_q2_K *)blk;
-            const __m128i raw = _mm_loadu_si128((const __m128i *)b->scales), lo4 = _mm_set1_epi8(0x0F);
-            sc256 = _mm256_cvtepu8_epi16(_mm_and_si128(raw, lo4));
-            off = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), lo4)), s16);
+            sc256 = q2k_scales_256(b, s16, &off);
             qs = b->qs;
             d = h2f(b->d);
             dc = -h2f(b->dmin);
