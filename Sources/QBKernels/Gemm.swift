@@ -44,9 +44,7 @@ extension Linear {
     ) {
         let nb = w.cols / 32, cols = Int64(w.cols), rows = w.rows
         let sixBit = IntTiles.sixteenValueScales(w), bits = IntTiles.valueBits(w)
-        // Q2_K's tiles take the activations' plain sums per 16 (k = 1) for their minimums.
-        let minima = w.format == .ggml(.q2_K)
-        let offset = minima ? (width: Int32(16), k: Int32(1)) : IntTiles.offset(w)
+        let minima = w.format == .ggml(.q2_K), offset = IntTiles.offset(w)
         let xBytes = count * nb * MemoryLayout<qb_q8a>.stride
         let perRow = offset.map { nb * 32 / Int($0.width) } ?? 0
         let raw = pool.activationScratch(bytes: xBytes + count * perRow * MemoryLayout<Int32>.stride)
@@ -107,8 +105,9 @@ enum IntTiles {
 
     /// For the symmetric formats (w = d (q + k), q unsigned as tiled), the activations'
     /// integer offsets the products take (`qb_q8a_offsets`): k, and the values per offset
-    /// (Q6_K's scales cover 16), as the C packers encode them (`qb_tile_offset`). Nil for
-    /// formats with a separate minimum or bias.
+    /// (Q6_K's scales cover 16), as the C packers encode them (`qb_tile_offset`); for Q2_K
+    /// the plain sums per 16 values its minimums meet (k = 1). Nil for formats with a
+    /// separate minimum or bias.
     static func offset(_ w: Matrix) -> (width: Int32, k: Int32)? {
         guard case .ggml(let t) = w.format else { return nil }
         return offset(t)

@@ -43,7 +43,8 @@ void qb_pack_tile_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const voi
                           uint8_t *tile);
 // For the symmetric formats (Q4_0, Q5_0, Q8_0 as tiled, Q6_K, Q3_K): 1 with the offset k the
 // packers' values carry (w = D * (q + k)) and the values per offset (32; Q6_K and Q3_K 16), the
-// arguments qb_q8a_offsets takes for the products below; 0 for the other formats.
+// arguments qb_q8a_offsets takes for the products below; for Q2_K, whose minimums meet the
+// activations' plain sums per 16 values, 1 with width 16 and k = 1; 0 for the other formats.
 int qb_tile_offset(int32_t type, int32_t *width, int32_t *k);
 // `tiles` tiles side by side, tile t at tile + t x cols / 32 x qb_gemm_tile_block_bytes(bits):
 // y[c * ystride + 16 t + j] = row j of tile t dotted with activation row c, for c < count;
