@@ -25,10 +25,10 @@ struct Bench: AsyncParsableCommand {
     @Option(help: "Suite: a name in Prompts/ (smoke, chat, long-prompt, unicode, stops, cancel, throughput; built into the binary) or a YAML file.")
     var suite: String?
 
-    @Option(name: [.customShort("p"), .customLong("pp")], help: "llama-bench prompt tests: prefill N random ids (comma-separated list, e.g. 512).")
+    @Option(name: [.customShort("p"), .customLong("pp")], help: "llama-bench prompt tests: prefill N random ids (comma-separated list, e.g. 512; 0 for none).")
     var pp: String?
 
-    @Option(name: [.customShort("n"), .customLong("tg")], help: "llama-bench generation tests: N single-id decode steps (comma-separated list, e.g. 128).")
+    @Option(name: [.customShort("n"), .customLong("tg")], help: "llama-bench generation tests: N single-id decode steps (comma-separated list, e.g. 128; 0 for none).")
     var tg: String?
 
     @Option(name: [.customShort("d"), .customLong("depth")], help: "Context prefilled (untimed) before each --pp/--tg test, like llama-bench -d (comma-separated list).")
@@ -76,13 +76,21 @@ struct Bench: AsyncParsableCommand {
         }
         if suite != nil && (pp != nil || tg != nil) { throw ValidationError("--suite and --pp/--tg are alternatives; give one") }
         if depth != nil && pp == nil && tg == nil { throw ValidationError("--depth goes with --pp or --tg") }
-        _ = try Self.list(pp, "--pp", minimum: 1)
-        _ = try Self.list(tg, "--tg", minimum: 1)
+        let prompts = try Self.tests(pp, "--pp"), generations = try Self.tests(tg, "--tg")
+        if (pp != nil || tg != nil) && prompts.isEmpty && generations.isEmpty {
+            throw ValidationError("--pp and --tg name no test: 0 skips one, as llama-bench's -p 0 and -n 0 do")
+        }
         _ = try Self.list(depth, "--depth", minimum: 0)
         if let output, LlamaBenchRecord.Format(rawValue: output) == nil {
             throw ValidationError("-o/--output takes md, csv, json, jsonl or sql, got '\(output)'")
         }
         if json && output != nil { throw ValidationError("--json and -o/--output are alternatives; give one") }
+    }
+
+    /// A --pp or --tg list as llama-bench reads -p and -n: 0 names no test (`-p 512 -n 0` runs
+    /// pp512 alone).
+    static func tests(_ text: String?, _ flag: String) throws -> [Int] {
+        try list(text, flag, minimum: 0).filter { $0 > 0 }
     }
 
     static func list(_ text: String?, _ flag: String, minimum: Int) throws -> [Int] {
@@ -100,7 +108,7 @@ struct Bench: AsyncParsableCommand {
         let suite: Suite
         if pp != nil || tg != nil {
             suite = SuiteLoader.throughputSuite(
-                prompt: try Self.list(pp, "--pp", minimum: 1), generate: try Self.list(tg, "--tg", minimum: 1),
+                prompt: try Self.tests(pp, "--pp"), generate: try Self.tests(tg, "--tg"),
                 depths: try Self.list(depth, "--depth", minimum: 0))
         } else {
             suite = try SuiteLoader.resolve(self.suite ?? SuiteLoader.defaultSuite)

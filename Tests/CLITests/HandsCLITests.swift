@@ -107,8 +107,9 @@ final class HandsCLITests: XCTestCase {
         XCTAssertTrue(rows[0][0].hasSuffix("/a") && rows[4][0].hasSuffix("b.gguf"), py.stdout)
         for i in 1...4 { XCTAssertTrue(FileManager.default.fileExists(atPath: dir.appendingPathComponent("sweep-\(i).json").path)) }
 
-        let md = try quantbench(["bench", "-m", b.path, "--kv-type", "f16,q8_0", "-p", "8", "-r", "1", "--warmup", "0", "--no-db",
-                                 "--out", dir.appendingPathComponent("md.json").path])
+        // `-n 0`, as llama-bench reads it: no generation test.
+        let md = try quantbench(["bench", "-m", b.path, "--kv-type", "f16,q8_0", "-p", "8", "-n", "0", "-r", "1", "--warmup", "0",
+                                 "--no-db", "--out", dir.appendingPathComponent("md.json").path])
         XCTAssertEqual(md.status, 0, md.stderr)
         let lines = md.stdout.split(separator: "\n")
         XCTAssertEqual(lines.count, 4, md.stdout)
@@ -119,6 +120,9 @@ final class HandsCLITests: XCTestCase {
         let bad = try quantbench(["bench", "-p", "8", "-o", "xml"])
         XCTAssertNotEqual(bad.status, 0)
         XCTAssertTrue(bad.stderr.contains("-o/--output"), bad.stderr)
+        let none = try quantbench(["bench", "-p", "0", "-n", "0"])
+        XCTAssertNotEqual(none.status, 0)
+        XCTAssertTrue(none.stderr.contains("--pp and --tg name no test"), none.stderr)
     }
 
     /// `generate -m M -p TEXT -n N -s SEED --temp T -t 1` as llama.cpp spells them, and its
