@@ -19,6 +19,7 @@ public enum GGMLBlock {
         case 12: return (256, 144)  // Q4_K: f16 d and dmin, 12 bytes of scales, 128 of nibbles
         case 13: return (256, 176)  // Q5_K: as Q4_K plus 32 bytes of high bits
         case 14: return (256, 210)  // Q6_K: 128 low nibbles, 64 high bits, 16 scales, f16 d
+        case 20: return (32, 18)  // IQ4_NL: f16 scale, 16 bytes of nibbles indexing a fixed table
         case 23: return (256, 136)  // IQ4_XS: f16 d, u16 high scales, 4 bytes low scales, 128 nibbles
         default: return nil
         }

@@ -3,7 +3,7 @@ import CQBKernels
 /// GGML's block-quantized types (the ids are GGML's, as stored in GGUF files).
 public enum GGMLType: Int32, Sendable, CaseIterable, Codable {
     case q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8
-    case q2_K = 10, q3_K = 11, q4_K = 12, q5_K = 13, q6_K = 14, iq4_xs = 23
+    case q2_K = 10, q3_K = 11, q4_K = 12, q5_K = 13, q6_K = 14, iq4_nl = 20, iq4_xs = 23
 
     /// Values per block.
     public var blockSize: Int { Int(qb_block_size(rawValue)) }
@@ -25,6 +25,7 @@ public enum GGMLType: Int32, Sendable, CaseIterable, Codable {
         case .q4_K: return "Q4_K"
         case .q5_K: return "Q5_K"
         case .q6_K: return "Q6_K"
+        case .iq4_nl: return "IQ4_NL"
         case .iq4_xs: return "IQ4_XS"
         }
     }

@@ -94,7 +94,7 @@ enum IntTiles {
         switch w.format {
         case .ggml(.q4_0), .ggml(.q4_1): return true
         case .ggml(.q8_0), .ggml(.q5_0), .ggml(.q5_1): return wideValues
-        case .ggml(.q5_K), .ggml(.iq4_xs): return wideValues && w.layout == .rows
+        case .ggml(.q5_K), .ggml(.iq4_nl), .ggml(.iq4_xs): return wideValues && w.layout == .rows
         case .ggml(.q4_K): return w.layout != .interleaved4
         case .ggml(.q6_K): return w.layout != .interleaved4
         case .ggml(.q2_K), .ggml(.q3_K): return w.layout == .rows
@@ -128,7 +128,7 @@ enum IntTiles {
     static func valueBits(_ w: Matrix) -> Int32 {
         switch w.format {
         case .ggml(.q5_0), .ggml(.q5_1), .ggml(.q5_K): return 5
-        case .ggml(.q8_0), .ggml(.iq4_xs): return 8
+        case .ggml(.q8_0), .ggml(.iq4_nl), .ggml(.iq4_xs): return 8
         case .mlx(let q): return Int32(q.bits)
         default: return 4
         }

@@ -37,7 +37,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         case .q6_K: halfOffsets = [208]
         case .q3_K: halfOffsets = [108]
         case .q2_K: halfOffsets = [80, 82]
-        case .q5_0, .iq4_xs: halfOffsets = [0]
+        case .q5_0, .iq4_nl, .iq4_xs: halfOffsets = [0]
         default: halfOffsets = [0, 2]
         }
         for b in 0..<(bytes / t.blockBytes) {
@@ -73,7 +73,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
     /// blocks, so every bit pattern of the quants and scales is exercised.
     func testUnproducibleTypesMatchReference() {
         onEveryKernelSet {
-            for (t, cols) in [GGMLType.q2_K, .q3_K, .q5_K, .q6_K, .iq4_xs, .q4_K, .q5_0, .q5_1].map({ ($0, 512) })
+            for (t, cols) in [GGMLType.q2_K, .q3_K, .q5_K, .q6_K, .iq4_nl, .iq4_xs, .q4_K, .q5_0, .q5_1].map({ ($0, 512) })
                 + [(.q6_K, 17408), (.q4_K, 17408), (.q3_K, 17408), (.q2_K, 2816)]
             {
                 let rows = 9
@@ -508,8 +508,10 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 // IQ4_XS: its table's values as 8-bit ones (kvalue + 128), every nibble and scale.
                 cases.append(("IQ4_XS random blocks", randomBlocks(.iq4_xs, rows: rows, cols: cols)))
                 cases.append(("IQ4_XS random blocks, 768 columns", randomBlocks(.iq4_xs, rows: rows, cols: 768)))
+                // IQ4_NL: the same values with a scale per 32; 96 columns for the packing's odd block.
+                for width in [cols, 640, 96] { cases.append(("IQ4_NL random blocks, \(width) columns", randomBlocks(.iq4_nl, rows: rows, cols: width))) }
             } else {
-                for t in [GGMLType.q5_0, .q5_1, .q5_K, .iq4_xs] { XCTAssertFalse(IntTiles.fits(randomBlocks(t, rows: rows, cols: cols)), "\(t) on the portable set") }
+                for t in [GGMLType.q5_0, .q5_1, .q5_K, .iq4_nl, .iq4_xs] { XCTAssertFalse(IntTiles.fits(randomBlocks(t, rows: rows, cols: cols)), "\(t) on the portable set") }
             }
             for (name, w) in cases {
                 XCTAssertTrue(IntTiles.fits(w), name)
@@ -644,13 +646,13 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
-    /// Q5_0/Q5_1 decode in vector code on the AVX2 and AVX-512 sets: each block's integer
-    /// sum is exact and only the f32 summation order differs from the portable set's scalar
-    /// loop (block counts 3 to 64, every bit pattern of the fifth bits).
-    func testQ5DecodeMatchesPortableRows() {
+    /// Q5_0/Q5_1 and IQ4_NL decode in vector code on the AVX2 and AVX-512 sets: each block's
+    /// integer sum is exact and only the f32 summation order differs from the portable set's
+    /// scalar loop (block counts 3 to 64, every bit pattern of the fifth bits and nibbles).
+    func testQ5AndIQ4NLDecodeMatchPortableRows() {
         let before = KernelSet.active
         defer { KernelSet.use(before) }
-        for t in [GGMLType.q5_0, .q5_1] {
+        for t in [GGMLType.q5_0, .q5_1, .iq4_nl] {
             for cols in [96, 512, 640, 2048] {
                 let w = randomBlocks(t, rows: 7, cols: cols), x = randoms(cols, scale: 3)
                 KernelSet.use(.portable)

@@ -9,7 +9,7 @@ import QBModel
 final class GGUFOracleTests: XCTestCase {
     /// Types whose value is one product of stored numbers must match exactly; types with a
     /// multiply-add (an offset or min) within 2^-20 of the block's largest magnitude.
-    static let exact: Set<String> = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q5_0", "Q3_K", "Q6_K", "IQ4_XS"]
+    static let exact: Set<String> = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q5_0", "Q3_K", "Q6_K", "IQ4_NL", "IQ4_XS"]
 
     func testDequantizationMatchesGGUFPackage() throws {
         try Oracle.require(modules: ["gguf", "numpy"])
@@ -45,6 +45,6 @@ final class GGUFOracleTests: XCTestCase {
             seen.append(t.typeName)
             print("gguf oracle \(t.typeName): worst error / block max = \(worst)")
         }
-        XCTAssertEqual(Set(seen), ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"])
+        XCTAssertEqual(Set(seen), ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS"])
     }
 }

@@ -6,7 +6,8 @@
 // Type ids are GGML's.
 enum {
     QB_F32 = 0, QB_F16 = 1, QB_Q4_0 = 2, QB_Q4_1 = 3, QB_Q5_0 = 6, QB_Q5_1 = 7, QB_Q8_0 = 8,
-    QB_Q2_K = 10, QB_Q3_K = 11, QB_Q4_K = 12, QB_Q5_K = 13, QB_Q6_K = 14, QB_IQ4_XS = 23, QB_BF16 = 30,
+    QB_Q2_K = 10, QB_Q3_K = 11, QB_Q4_K = 12, QB_Q5_K = 13, QB_Q6_K = 14, QB_IQ4_NL = 20, QB_IQ4_XS = 23,
+    QB_BF16 = 30,
 };
 
 // Elements per block and bytes per block of a GGML type (0 for unknown types).

@@ -31,8 +31,8 @@ int64_t qb_gemm_tile_block_bytes(int32_t bits);
 
 // Unpacks rows [r0, r0 + 16) of a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 or Q4_K (plain rows when
 // `interleaved` is 0, else the decode layout of qb_repack.h with that many rows per group:
-// 4, or 16 for Q4_K and Q4_0), Q5_K or IQ4_XS matrix into a tile of cols / 32 blocks (each
-// qb_gemm_tile_block_bytes long).
+// 4, or 16 for Q4_K and Q4_0), Q5_K, IQ4_NL or IQ4_XS matrix into a tile of cols / 32
+// blocks (each qb_gemm_tile_block_bytes long).
 void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile);
 // Likewise for 4- or 8-bit MLX rows (scales and biases of dtype `sdtype`, cols / group per row).
 void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void *scales, const void *biases,

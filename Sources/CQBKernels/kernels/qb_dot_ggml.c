@@ -1,4 +1,5 @@
-// Decode products of GGML-format rows with 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0)
+// Decode products of GGML-format rows with 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+// IQ4_NL)
 // with activations quantized per 32 values (q8a). The scalar code is the definition; the
 // AVX2 paths are the fast ones (Q4_1 ran the scalar loop, 30% of the read probe in decode,
 // until 2026-11-28).
@@ -48,6 +49,30 @@ static float dot_q8_0(const block_q8_0 *w, const qb_q8a *a, int64_t nb) {
     for (int64_t i = 0; i < nb; i++) {
         int sum = 0;
         for (int j = 0; j < QK; j++) sum += w[i].qs[j] * a[i].qs[j];
+        s += h2f(w[i].d) * a[i].d * sum;
+    }
+    return s;
+#endif
+}
+
+// IQ4_NL: the nibbles index kvalues_iq4nl (one byte shuffle on AVX2); the signed values meet
+// the activations as Q8_0's do.
+static float dot_iq4_nl(const block_iq4_nl *w, const qb_q8a *a, int64_t nb) {
+#if defined(__AVX2__)
+    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl));
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        __m256i q = _mm256_shuffle_epi8(table, nibbles_lo_hi(w[i].qs));
+        __m256i p = dot_s8(q, _mm256_loadu_si256((const __m256i *)a[i].qs));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
+    }
+    return hsum_ps(acc);
+#else
+    float s = 0;
+    for (int64_t i = 0; i < nb; i++) {
+        int sum = 0;
+        for (int j = 0; j < 16; j++)
+            sum += kvalues_iq4nl[w[i].qs[j] & 0xF] * a[i].qs[j] + kvalues_iq4nl[w[i].qs[j] >> 4] * a[i].qs[j + 16];
         s += h2f(w[i].d) * a[i].d * sum;
     }
     return s;
@@ -186,6 +211,7 @@ void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int6
         case QB_Q5_0: v = dot_q5_0(row, x, nb); break;
         case QB_Q5_1: v = dot_q5_1(row, x, nb); break;
         case QB_Q8_0: v = dot_q8_0(row, x, nb); break;
+        case QB_IQ4_NL: v = dot_iq4_nl(row, x, nb); break;
         default: v = NAN; break; // K-quants and IQ4_XS take q8k activations: qb_matvec_kquant
         }
         y[r] = v;

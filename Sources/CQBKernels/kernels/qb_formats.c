@@ -14,7 +14,7 @@
 int64_t qb_block_size(int32_t type) {
     switch (type) {
     case QB_F32: case QB_F16: case QB_BF16: return 1;
-    case QB_Q4_0: case QB_Q4_1: case QB_Q5_0: case QB_Q5_1: case QB_Q8_0: return QK;
+    case QB_Q4_0: case QB_Q4_1: case QB_Q5_0: case QB_Q5_1: case QB_Q8_0: case QB_IQ4_NL: return QK;
     case QB_Q2_K: case QB_Q3_K: case QB_Q4_K: case QB_Q5_K: case QB_Q6_K: case QB_IQ4_XS: return QK_K;
     default: return 0;
     }
@@ -34,6 +34,7 @@ int64_t qb_block_bytes(int32_t type) {
     case QB_Q4_K: return sizeof(block_q4_K);
     case QB_Q5_K: return sizeof(block_q5_K);
     case QB_Q6_K: return sizeof(block_q6_K);
+    case QB_IQ4_NL: return sizeof(block_iq4_nl);
     case QB_IQ4_XS: return sizeof(block_iq4_xs);
     default: return 0;
     }
@@ -184,6 +185,17 @@ static void dequant_q6_K(const block_q6_K *x, float *y, int64_t nb) {
     }
 }
 
+// IQ4_NL: each nibble indexes kvalues_iq4nl, one f16 scale per 32 values.
+static void dequant_iq4_nl(const block_iq4_nl *x, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, y += QK) {
+        float d = h2f(x[i].d);
+        for (int j = 0; j < 16; j++) {
+            y[j + 0] = d * kvalues_iq4nl[x[i].qs[j] & 0xf];
+            y[j + 16] = d * kvalues_iq4nl[x[i].qs[j] >> 4];
+        }
+    }
+}
+
 static void dequant_iq4_xs(const block_iq4_xs *x, float *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *qs = x[i].qs;
@@ -218,6 +230,7 @@ void qb_dequantize_row(int32_t type, const void *src, float *dst, int64_t n) {
     case QB_Q4_K: dequant_q4_K(src, dst, nb); break;
     case QB_Q5_K: dequant_q5_K(src, dst, nb); break;
     case QB_Q6_K: dequant_q6_K(src, dst, nb); break;
+    case QB_IQ4_NL: dequant_iq4_nl(src, dst, nb); break;
     case QB_IQ4_XS: dequant_iq4_xs(src, dst, nb); break;
     }
 }

@@ -60,11 +60,17 @@ static inline __m256i nibbles_interleaved(const uint8_t *p) {
 }
 #endif
 
-// Block b (32 values: sub-block b % 8 of super-block b / 8) of `row` in an IQ4_XS matrix
-// (rows of nb blocks): its scale d (ls - 32) in *d, its 16 bytes of nibbles returned. Each
-// nibble indexes kvalues_iq4nl; the tile holds kvalue + 128 as an 8-bit value, with Q8_0's
-// offset (M = -128 D), so the products stay exact.
-static inline const uint8_t *iq4xs_block(const void *w, int64_t row, int64_t b, int64_t nb, float *d) {
+// Block b (32 values) of `row` in an IQ4_NL or IQ4_XS matrix (`type`; rows of nb blocks, for
+// IQ4_XS sub-block b % 8 of super-block b / 8): its scale in *d (IQ4_XS: d (ls - 32)), its 16
+// bytes of nibbles returned. Each nibble indexes kvalues_iq4nl; the tile holds kvalue + 128
+// as an 8-bit value, with Q8_0's offset (M = -128 D), so the products stay exact.
+static inline int is_iq4(int32_t type) { return type == QB_IQ4_NL || type == QB_IQ4_XS; }
+static inline const uint8_t *iq4_block(int32_t type, const void *w, int64_t row, int64_t b, int64_t nb, float *d) {
+    if (type == QB_IQ4_NL) {
+        const block_iq4_nl *x = (const block_iq4_nl *)w + row * nb + b;
+        *d = h2f(x->d);
+        return x->qs;
+    }
     const block_iq4_xs *x = (const block_iq4_xs *)w + (row * nb + b) / 8;
     int ib = (int)(b % 8);
     *d = h2f(x->d) * (float)iq4xs_scale(x, ib);
@@ -79,6 +85,7 @@ static inline int32_t symmetric_k(int32_t type, int32_t *width) {
     case QB_Q4_0:
     case QB_Q5_0: return qb_q32_offset(type);
     case QB_Q8_0: return -128;
+    case QB_IQ4_NL:
     case QB_IQ4_XS: return -128;
     case QB_Q6_K: return -32;
     case QB_Q3_K: return -4;
@@ -174,14 +181,14 @@ static inline void put_value_blocks16(uint8_t *tile, int32_t bits, int64_t b, __
     put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, b, v, both);
 }
 
-// Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 in plain rows (their four-row layout: pack_x4_vec) and
-// IQ4_XS, two blocks at a time. `type` is a constant (qb_pack_tile_ggml's switch): a block's
+// Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 in plain rows (their four-row layout: pack_x4_vec), IQ4_NL
+// and IQ4_XS, two blocks at a time. `type` is a constant (qb_pack_tile_ggml's switch): a block's
 // fields are read without a branch on the type per row and block.
 static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t type, const void *w, int64_t r0, int64_t cols,
                                                                 uint8_t *tile) {
-    const int32_t bits = type == QB_Q8_0 || type == QB_IQ4_XS ? 8 : type == QB_Q4_0 || type == QB_Q4_1 ? 4 : 5;
+    const int32_t bits = type == QB_Q8_0 || is_iq4(type) ? 8 : type == QB_Q4_0 || type == QB_Q4_1 ? 4 : 5;
     int64_t nb = cols / 32, bb = qb_gemm_tile_block_bytes(bits);
-    // IQ4_XS's values + 128, indexed by its nibbles through one byte shuffle.
+    // IQ4's values + 128, indexed by its nibbles through one byte shuffle.
     const __m256i iq4 = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl)),
                                          _mm256_set1_epi8((char)0x80));
     for (int64_t b = 0; b < nb; b += 2) {
@@ -190,8 +197,8 @@ static inline __attribute__((always_inline)) void pack_ggml_vec(const int32_t ty
         for (int k = 0; k <= both; k++)
             for (int r = 0; r < QB_TILE_ROWS; r++) {
                 float d, m;
-                if (type == QB_IQ4_XS) {
-                    const uint8_t *qs = iq4xs_block(w, r0 + r, b + k, nb, &d);
+                if (is_iq4(type)) {
+                    const uint8_t *qs = iq4_block(type, w, r0 + r, b + k, nb, &d);
                     put_scale(tile, bb, b + k, r, d, offset_m(type, d));
                     v[k][r] = _mm256_shuffle_epi8(iq4, nibbles_lo_hi(qs));
                     continue;
@@ -446,7 +453,7 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
 #if defined(__AVX2__)
     if (type == QB_Q4_K) return pack_k_vec(0, w, r0, cols, tile);
     if (type == QB_Q5_K) return pack_k_vec(1, w, r0, cols, tile);
-    // The four-row layout (`interleaved`) has its own packer; IQ4_XS has none.
+    // The four-row layout (`interleaved`) has its own packer; IQ4_NL and IQ4_XS have none.
 #define QB_PACK(t) return interleaved ? pack_x4_vec(t, w, r0, cols, tile) : pack_ggml_vec(t, w, r0, cols, tile)
     switch (type) {
     case QB_Q4_0: QB_PACK(QB_Q4_0);
@@ -454,6 +461,7 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
     case QB_Q5_0: QB_PACK(QB_Q5_0);
     case QB_Q5_1: QB_PACK(QB_Q5_1);
     case QB_Q8_0: QB_PACK(QB_Q8_0);
+    case QB_IQ4_NL: return pack_ggml_vec(QB_IQ4_NL, w, r0, cols, tile);
     default: return pack_ggml_vec(QB_IQ4_XS, w, r0, cols, tile);  // the one type left
     }
 #undef QB_PACK
@@ -467,15 +475,15 @@ void qb_pack_tile_ggml(int32_t type, int32_t interleaved, const void *w, int64_t
                 float d, m;
                 uint32_t qh = 0;
                 const uint8_t *qs;
-                if (type == QB_IQ4_XS) {
-                    qs = iq4xs_block(w, row, b, nb, &d);
+                if (is_iq4(type)) {
+                    qs = iq4_block(type, w, row, b, nb, &d);
                     m = offset_m(type, d);
                 } else {
                     qs = q32_block(type, interleaved, w, row, b, nb, &d, &m, &qh);
                 }
                 if (type == QB_Q8_0) {
                     for (int j = 0; j < 32; j++) v[j] = (uint8_t)(qs[j] ^ 0x80);  // int8 + 128
-                } else if (type == QB_IQ4_XS) {
+                } else if (is_iq4(type)) {
                     for (int j = 0; j < 16; j++) {
                         v[j] = (uint8_t)(kvalues_iq4nl[qs[j] & 0xF] + 128);
                         v[j + 16] = (uint8_t)(kvalues_iq4nl[qs[j] >> 4] + 128);

@@ -3,7 +3,7 @@ package's own dequantization of each tensor, for our reader to be compared again
 
 usage: gguf_quant_fixture.py OUT_DIR
 Writes OUT_DIR/quants.gguf and OUT_DIR/<tensor>.f32 (gguf.quants.dequantize, float32).
-Types the package can quantize are quantized from random normals by it; K and IQ4_XS
+Types the package can quantize are quantized from random normals by it; K and IQ4
 types (which it can only dequantize) get random valid blocks: random bytes with the f16
 scale fields set to small normal numbers.
 """
@@ -36,7 +36,7 @@ def main() -> None:
         writer.add_tensor(name, q, raw_dtype=qtype if qtype not in (T.F32, T.F16) else None)
         deq = gguf.quants.dequantize(q if qtype not in (T.F32, T.F16) else q, qtype)
         np.ascontiguousarray(deq, dtype="<f4").tofile(os.path.join(out, name + ".f32"))
-    half_fields = {T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208], T.IQ4_XS: [0]}
+    half_fields = {T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208], T.IQ4_NL: [0], T.IQ4_XS: [0]}
     for qtype, fields in half_fields.items():
         block, nbytes = GGML_QUANT_SIZES[qtype]
         nblocks = rows * cols // block
