@@ -1,8 +1,7 @@
 // Decode products of GGML-format rows with 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-// IQ4_NL)
-// with activations quantized per 32 values (q8a). The scalar code is the definition; the
-// AVX2 paths are the fast ones (Q4_1 ran the scalar loop, 30% of the read probe in decode,
-// until 2026-11-28).
+// IQ4_NL) with activations quantized per 32 values (q8a). The scalar code is the definition;
+// the AVX2 paths are the fast ones (Q4_1 ran the scalar loop, 30% of the read probe in
+// decode, until 2026-11-28).
 #include "qb_dot_ggml.h"
 #include "qb_blocks.h"
 #include <math.h>
