@@ -14,11 +14,17 @@
 // ---------------------------------------------------------------------------------------
 // Dot products of one weight row with quantized activations.
 
-static float dot_q4_0(const block_q4_0 *w, const qb_q8a *a, int64_t nb) {
+// Q4_0 and IQ4_NL (the same block: a f16 scale, 16 bytes of nibbles): each nibble's value is
+// table[nibble] (Q4_0's nibble - 8, IQ4_NL's kvalues_iq4nl), one byte shuffle on AVX2; the
+// signed values meet the activations as Q8_0's do.
+static const int8_t q4_0_values[16] = {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7};
+
+static float dot_nibble_table(const block_q4_0 *w, const int8_t table[16], const qb_q8a *a, int64_t nb) {
 #if defined(__AVX2__)
+    const __m256i values = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table));
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
-        __m256i q = _mm256_sub_epi8(nibbles_lo_hi(w[i].qs), _mm256_set1_epi8(8));
+        __m256i q = _mm256_shuffle_epi8(values, nibbles_lo_hi(w[i].qs));
         __m256i p = dot_s8(q, _mm256_loadu_si256((const __m256i *)a[i].qs));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
     }
@@ -27,8 +33,7 @@ static float dot_q4_0(const block_q4_0 *w, const qb_q8a *a, int64_t nb) {
     float s = 0;
     for (int64_t i = 0; i < nb; i++) {
         int sum = 0;
-        for (int j = 0; j < 16; j++)
-            sum += ((w[i].qs[j] & 0xF) - 8) * a[i].qs[j] + ((w[i].qs[j] >> 4) - 8) * a[i].qs[j + 16];
+        for (int j = 0; j < 16; j++) sum += table[w[i].qs[j] & 0xF] * a[i].qs[j] + table[w[i].qs[j] >> 4] * a[i].qs[j + 16];
         s += h2f(w[i].d) * a[i].d * sum;
     }
     return s;
@@ -48,30 +53,6 @@ static float dot_q8_0(const block_q8_0 *w, const qb_q8a *a, int64_t nb) {
     for (int64_t i = 0; i < nb; i++) {
         int sum = 0;
         for (int j = 0; j < QK; j++) sum += w[i].qs[j] * a[i].qs[j];
-        s += h2f(w[i].d) * a[i].d * sum;
-    }
-    return s;
-#endif
-}
-
-// IQ4_NL: the nibbles index kvalues_iq4nl (one byte shuffle on AVX2); the signed values meet
-// the activations as Q8_0's do.
-static float dot_iq4_nl(const block_iq4_nl *w, const qb_q8a *a, int64_t nb) {
-#if defined(__AVX2__)
-    const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)kvalues_iq4nl));
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < nb; i++) {
-        __m256i q = _mm256_shuffle_epi8(table, nibbles_lo_hi(w[i].qs));
-        __m256i p = dot_s8(q, _mm256_loadu_si256((const __m256i *)a[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(h2f(w[i].d) * a[i].d), acc);
-    }
-    return hsum_ps(acc);
-#else
-    float s = 0;
-    for (int64_t i = 0; i < nb; i++) {
-        int sum = 0;
-        for (int j = 0; j < 16; j++)
-            sum += kvalues_iq4nl[w[i].qs[j] & 0xF] * a[i].qs[j] + kvalues_iq4nl[w[i].qs[j] >> 4] * a[i].qs[j + 16];
         s += h2f(w[i].d) * a[i].d * sum;
     }
     return s;
@@ -205,12 +186,12 @@ void qb_matvec_ggml(int32_t type, const void *w, const qb_q8a *x, float *y, int6
         const void *row = (const uint8_t *)w + r * row_bytes;
         float v = 0;
         switch (type) {
-        case QB_Q4_0: v = dot_q4_0(row, x, nb); break;
+        case QB_Q4_0: v = dot_nibble_table(row, q4_0_values, x, nb); break;
         case QB_Q4_1: v = dot_q4_1(row, x, nb); break;
         case QB_Q5_0: v = dot_q5_0(row, x, nb); break;
         case QB_Q5_1: v = dot_q5_1(row, x, nb); break;
         case QB_Q8_0: v = dot_q8_0(row, x, nb); break;
-        case QB_IQ4_NL: v = dot_iq4_nl(row, x, nb); break;
+        case QB_IQ4_NL: v = dot_nibble_table(row, kvalues_iq4nl, x, nb); break;  // block_q4_0's layout
         default: v = NAN; break; // K-quants and IQ4_XS take q8k activations: qb_matvec_kquant
         }
         y[r] = v;
