@@ -160,20 +160,19 @@ final class Gemma270MTests: XCTestCase {
         return (row[chosen] - row[rival], Int32(rival - base))
     }
 
-    /// Along llama.cpp's continuation of "The capital of France is", our margins for its
-    /// tokens with the prompt through prefill (six positions: the batched decode kernels,
+    /// Along llama.cpp's continuation of "The capital of France is", our margins for its tokens
+    /// with the prompt through prefill (six positions: the batched decode kernels,
     /// `Linear.shortChunkRows`), through decode one position at a time, with prompt and
     /// continuation as one chunk (past the short chunks: the int8 tiles), the last two on the
-    /// avx2 set too, and with
-    /// our f32 model of the dequantized weights, printed side by side with the exact model's
-    /// (transformers on the same dequantized weights, `exactMargins`). Our f32 model is the
-    /// exact model up to float rounding: every margin within `f32Bound` (measured: 0.0024 at
-    /// most on the avx512 and avx2 sets, 0.0019 when this test was written; an attention
-    /// scale 0.3% off gave 0.011). Int8
-    /// activations move a margin by a few tenths of a logit (0.54 at most here); an attempt
-    /// whose " the capital of the country" went on with "." at a margin of 1.12 (llama.cpp
-    /// and the exact model: " of") was arithmetic gone wrong, not int8's rounding, and this
-    /// holds every margin within `int8Bound` of the exact model's.
+    /// avx2 set too, and with our f32 model of the dequantized weights, printed side by side
+    /// with the exact model's (transformers on the same dequantized weights, `exactMargins`).
+    /// Our f32 model is the exact model up to float rounding: every margin within `f32Bound`
+    /// (measured: 0.0024 at most on the avx512 and avx2 sets, 0.0019 when this test was
+    /// written; an attention scale 0.3% off gave 0.011). Int8 activations move a margin by a
+    /// few tenths of a logit (0.54 at most here); an attempt whose " the capital of the
+    /// country" went on with "." at a margin of 1.12 (llama.cpp and the exact model: " of") was
+    /// arithmetic gone wrong, not int8's rounding, and this holds every margin within
+    /// `int8Bound` of the exact model's.
     func testMarginsAlongLlamaCppsContinuation() throws {
         let path = try requireModel()
         let pool = ThreadPool(threads: 2)
