@@ -7,10 +7,11 @@ import QBRunner
 struct AB: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ab",
-        abstract: "Run one suite with two quantbench binaries, interleaved round by round (ABBA), and gate on the paired verdict.",
+        abstract: "Run one suite with two quantbench binaries, interleaved round by round, and gate on the paired verdict.",
         discussion: """
-            Each round runs `BIN bench ... --out FILE` once per side, in a fresh process, baseline first in odd \
-            rounds and candidate first in even ones, so the machine's drift hits both alike. Only `bench` and the \
+            Each round runs `BIN bench ... --out FILE` once per side, in a fresh process from a fresh copy of BIN; \
+            rounds come in pairs, one baseline-first and one candidate-first, which first drawn at random \
+            (--order-seed), so the machine's drift hits both alike. Only `bench` and the \
             options given here are passed on, so a baseline built before `ab` existed works. Default: the `ci` suite \
             on the built-in 125M-parameter q4_0 model (builtin:ci-125m), 24 rounds within 150 s, more (up to 96) while a metric \
             is unsettled: a noisy machine measures longer instead of guessing. \
@@ -53,6 +54,9 @@ struct AB: ParsableCommand {
 
     @Option(help: "Write JUnit XML here: each check and each gated metric a test case.")
     var junit: String?
+
+    @Option(name: .customLong("order-seed"), help: "Draw each pair of rounds' order (AB then BA, or BA then AB) from this seed (default: a random one; the result records it).")
+    var orderSeed: UInt32?
 
     @Option(name: .customLong("keep-runs"), help: "Keep every run's JSON and output in this folder (default: a temporary folder, removed).")
     var keepRuns: String?
@@ -201,7 +205,7 @@ struct AB: ParsableCommand {
         let signals = interrupt.handleSignals(message: "interrupting: stopping after the current run; the result is still written (again to quit now)\n")
         let runner = ABRunner(
             baseline: baseline, candidate: candidate, benchArguments: args, rounds: rounds, maxRounds: maxRounds, maxSeconds: maxSeconds,
-            policy: policy, workDirectory: work, interrupt: interrupt,
+            policy: policy, workDirectory: work, interrupt: interrupt, orderSeed: orderSeed ?? .random(in: 0...UInt32.max),
             log: { FileHandle.standardError.write(Data("ab: \($0)\n".utf8)) })
         let (result, abSummary) = runner.run()
         withExtendedLifetime(signals) {}

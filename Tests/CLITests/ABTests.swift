@@ -1,4 +1,5 @@
 import Foundation
+@testable import QBRunner
 import XCTest
 
 /// `quantbench ab` end to end on the tiny default model with few rounds: real processes,
@@ -30,10 +31,10 @@ final class ABTests: XCTestCase {
         return url.path
     }
 
-    func abArgs(baseline: String, candidate: String) -> [String] {
+    func abArgs(baseline: String, candidate: String, rounds: Int = 2) -> [String] {
         ["ab", "--baseline", baseline, "--candidate", candidate, "--model", "builtin:tiny", "--pp", "8", "--tg", "4",
          // Exactly 2 rounds: two rounds settle nothing, and without the cap `ab` would add more.
-         "--rounds", "2", "--max-rounds", "2", "--repetitions", "2", "--warmup", "0", "--min-sample-seconds", "0",
+         "--rounds", "\(rounds)", "--max-rounds", "\(rounds)", "--repetitions", "2", "--warmup", "0", "--min-sample-seconds", "0",
          "--out", dir.appendingPathComponent("ab.json").path, "--summary", dir.appendingPathComponent("summary.md").path,
          "--junit", dir.appendingPathComponent("junit.xml").path]
     }
@@ -55,8 +56,14 @@ final class ABTests: XCTestCase {
         XCTAssertEqual(doc["schema"] as? String, "quantbench.bench", "a normal results document")
         let ab = try XCTUnwrap(doc["ab"] as? [String: Any])
         let rounds = try XCTUnwrap(ab["rounds"] as? [[String: Any]])
-        XCTAssertEqual(rounds.compactMap { $0["order"] as? String }, ["AB", "BA"])
+        // One pair of rounds: one AB and one BA, in the order its seed drew.
+        let seed = try XCTUnwrap(ab["order_seed"] as? Int)
+        let drawn = (0..<2).map { ABRunner.order(round: $0, seed: UInt32(seed)).first == .baseline ? "AB" : "BA" }
+        XCTAssertEqual(rounds.compactMap { $0["order"] as? String }, drawn)
+        XCTAssertEqual(Set(drawn), ["AB", "BA"])
         let report = try XCTUnwrap(ab["report"] as? [String: Any])
+        XCTAssertTrue((report["method"] as? String)?.contains("which first drawn at random (seed \(seed))") == true, "\(report)")
+        XCTAssertTrue((report["notes"] as? [String])?.contains("Each round ran fresh copies of both binaries.") == true, "\(report)")
         XCTAssertEqual(report["status"] as? Int, Int(r.status))
         let rows = try XCTUnwrap(report["rows"] as? [[String: Any]])
         XCTAssertTrue(rows.contains { $0["case"] as? String == "pp8" && $0["metric"] as? String == "tokens_per_s" })
@@ -80,6 +87,78 @@ final class ABTests: XCTestCase {
         let summary = try String(contentsOf: dir.appendingPathComponent("summary.md"), encoding: .utf8)
         XCTAssertEqual(try String(contentsOf: step, encoding: .utf8), summary)
         XCTAssertTrue(summary.contains("<details>"))
+    }
+
+    /// Each pair of rounds is one AB and one BA; which comes first is drawn from the seed, the
+    /// same for the same seed, and about as often either way.
+    func testPairsOfRoundsRunOneABAndOneBAInADrawnOrder() throws {
+        var baFirst = 0, pairs = 0
+        for seed in UInt32(0)..<200 {
+            let orders = (0..<24).map { ABRunner.order(round: $0, seed: seed) }
+            for p in 0..<12 {
+                XCTAssertEqual(Set(orders[2 * p]), [.baseline, .candidate])
+                XCTAssertNotEqual(orders[2 * p], orders[2 * p + 1], "seed \(seed) pair \(p)")
+                if orders[2 * p].first == .candidate { baFirst += 1 }
+                pairs += 1
+            }
+            XCTAssertEqual(orders, (0..<24).map { ABRunner.order(round: $0, seed: seed) })
+        }
+        // 2400 fair draws: a count outside 45-55% has a chance below 1e-6.
+        XCTAssertTrue((1080...1320).contains(baFirst), "\(baFirst) of \(pairs) pairs began BA")
+        XCTAssertNotEqual((0..<24).map { ABRunner.order(round: $0, seed: 1) }, (0..<24).map { ABRunner.order(round: $0, seed: 2) })
+
+        // --order-seed fixes the draw, and the result records it; the copies are removed.
+        let keep = dir.appendingPathComponent("runs")
+        let r = try cli.quantbench(
+            abArgs(baseline: cli.binary.path, candidate: cli.binary.path, rounds: 4) + ["--order-seed", "5", "--keep-runs", keep.path])
+        XCTAssertTrue([0, 1].contains(r.status), r.stderr)
+        let ab = try XCTUnwrap(try json("ab.json")["ab"] as? [String: Any])
+        XCTAssertEqual(ab["order_seed"] as? Int, 5)
+        XCTAssertEqual(
+            (ab["rounds"] as? [[String: Any]])?.compactMap { $0["order"] as? String },
+            (0..<4).map { ABRunner.order(round: $0, seed: 5).first == .baseline ? "AB" : "BA" })
+        let kept = try FileManager.default.contentsOfDirectory(atPath: keep.path)
+        XCTAssertTrue(kept.contains("round4-candidate.json"), "\(kept)")
+        XCTAssertFalse(kept.contains { $0.hasPrefix("copy-") }, "\(kept)")
+    }
+
+    /// Every round runs a fresh copy of an ELF binary, the same bytes under a path of one
+    /// length for both sides; a script runs where it is.
+    func testRoundsRunFreshCopiesOfTheBinaries() throws {
+        let work = dir.appendingPathComponent("work")
+        let wrapper = try script("wrapper-quantbench", "exec \"\(cli.binary.path)\" \"$@\"")
+        let copies = ABRoundCopies(workDirectory: work, baseline: cli.binary.path, candidate: wrapper)
+        XCTAssertTrue(copies.copies(.baseline))
+        XCTAssertFalse(copies.copies(.candidate))
+        let first = try copies.fresh()
+        let copy = try XCTUnwrap(first[.baseline])
+        XCTAssertEqual(copy, work.appendingPathComponent("copy-a/quantbench").path)
+        XCTAssertEqual(first[.candidate], wrapper)
+        XCTAssertTrue(FileManager.default.contentsEqual(atPath: copy, andPath: cli.binary.path))
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: copy))
+        let version = try QuantbenchCLI.run(URL(fileURLWithPath: copy), ["--version"], environment: [:])
+        XCTAssertEqual(version.status, 0, version.stderr)
+        // The last round's copy, changed, is replaced by a new one.
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: copy))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([0]))
+        try handle.close()
+        chmod(copy, 0o600)
+        XCTAssertEqual(try copies.fresh()[.baseline], copy)
+        XCTAssertTrue(FileManager.default.contentsEqual(atPath: copy, andPath: cli.binary.path), "a new copy each round")
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: copy))
+        let both = ABRoundCopies(workDirectory: work, baseline: cli.binary.path, candidate: cli.binary.path)
+        let paths = try both.fresh()
+        XCTAssertEqual(paths[.baseline]?.count, paths[.candidate]?.count)
+        XCTAssertNotEqual(paths[.baseline], paths[.candidate])
+        both.remove()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent("copy-a").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.appendingPathComponent("copy-b").path))
+        // A copy that cannot be made ends the run as a failure naming the binary.
+        let blocked = ABRoundCopies(workDirectory: URL(fileURLWithPath: wrapper), baseline: cli.binary.path, candidate: cli.binary.path)
+        XCTAssertThrowsError(try blocked.fresh()) { error in
+            XCTAssertTrue("\(error)".hasPrefix("baseline binary \(self.cli.binary.path): cannot copy it to "), "\(error)")
+        }
     }
 
     /// A baseline that prints garbage, or crashes: one error line naming it, exit 2, and the
@@ -245,6 +324,21 @@ final class ABTests: XCTestCase {
         XCTAssertEqual((steadyAB["rounds"] as? [Any])?.count, 6)
         XCTAssertEqual(steadyAB["stopped_by"] as? String, "rounds")
         XCTAssertNil(steadyAB["extended_for"])
+    }
+
+    /// A gated row lists its rounds' ratios with their orders, for a CI log to show whether
+    /// every round moved or a few, and whether the change followed the order.
+    func testAGatedMetricListsItsRounds() throws {
+        let (r, doc) = try replay(ratios: Array(repeating: 1.25, count: 8), rounds: 8, extraArgs: ["--max-rounds", "8", "--order-seed", "3"])
+        XCTAssertEqual(r.status, 1, r.stderr + r.stdout)
+        let orders = (0..<8).map { ABRunner.order(round: $0, seed: 3).first == .baseline ? "AB" : "BA" }
+        let ab = try XCTUnwrap(doc["ab"] as? [String: Any])
+        XCTAssertEqual((ab["rounds"] as? [[String: Any]])?.compactMap { $0["order"] as? String }, orders)
+        let line = "pp8 t/s, candidate / baseline in each round (its order): " + orders.map { "0.800 \($0)" }.joined(separator: ", ") + "."
+        XCTAssertTrue(r.stdout.contains(line), r.stdout)
+        XCTAssertTrue(r.stdout.contains("pp8 CPU time, candidate / baseline in each round (its order): 1.250 "), r.stdout)
+        XCTAssertFalse(r.stdout.contains("tg4 t/s, candidate / baseline"), "only gated rows: \(r.stdout)")
+        XCTAssertTrue(r.stdout.contains("the baseline and candidate ran in place (not an ELF file)"), r.stdout)
     }
 
     /// Wild to the end: the run stops at --max-rounds with a warning naming what is unsettled,

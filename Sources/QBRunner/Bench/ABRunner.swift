@@ -5,11 +5,23 @@ import Foundation
 import QBSupport
 
 /// `quantbench ab`: one suite run by two `quantbench` executables on one machine,
-/// interleaved round by round in ABBA order (round r runs the baseline first when r is
-/// even, the candidate first when odd), each side a fresh `bench` process writing a results
-/// JSON to a temporary folder. Drift of the machine over the minutes of the run then hits
-/// both sides alike, and each round gives one paired observation per metric: the median of
-/// that process's repetitions. `RegressionGate` judges the pairs.
+/// interleaved round by round, each side a fresh `bench` process writing a results JSON to a
+/// temporary folder. Drift of the machine over the minutes of the run then hits both sides
+/// alike, and each round gives one paired observation per metric: the median of that
+/// process's repetitions. `RegressionGate` judges the pairs.
+///
+/// The signed-rank test holds only when nothing but the binaries' code tells the two sides
+/// apart, so everything else is balanced or drawn at random per round:
+/// - **Order:** rounds come in pairs, one baseline-first (AB) and one candidate-first (BA),
+///   which of the two comes first drawn per pair from `orderSeed` (recorded). A fixed ABBA
+///   schedule cancels drift and a first-or-second bias, but a disturbance of the machine that
+///   recurs every two rounds (about 5 s for CI's suite) would land on the same side every time:
+///   on these VMs the kernel's proactive reclaim (DAMON, 5 s aggregation) stalls both cores for
+///   14-30 ms every 5.1 s while it has cold page cache to page out.
+/// - **Files:** each round runs fresh copies of both binaries (ELF files; a script runs in
+///   place), made together and under paths of one length, so that where a file's pages happen
+///   to sit in memory, or one copy being older or also running `ab` itself, is not a property
+///   of one side for the whole run.
 ///
 /// Only `bench` and options both binaries accept are used, so a baseline built before `ab`
 /// existed works. A side that crashes, is killed, or writes no readable result ends the run:
@@ -40,6 +52,8 @@ public struct ABRunner: Sendable {
     /// Longest one `bench` process may take before it is killed (and counted as failed).
     public var processTimeout: Double
     public var interrupt: InterruptFlag
+    /// Draws which of AB and BA comes first in each pair of rounds (`order(round:seed:)`).
+    public var orderSeed: UInt32
     public var log: @Sendable (String) -> Void
 
     public static let defaultRounds = 24
@@ -52,7 +66,8 @@ public struct ABRunner: Sendable {
     public init(
         baseline: String, candidate: String, benchArguments: [String], rounds: Int = ABRunner.defaultRounds, maxRounds: Int? = nil,
         maxSeconds: Double = ABRunner.defaultMaxSeconds, policy: GatePolicy = GatePolicy(), workDirectory: URL,
-        processTimeout: Double = 600, interrupt: InterruptFlag = InterruptFlag(), log: @escaping @Sendable (String) -> Void = { _ in }
+        processTimeout: Double = 600, interrupt: InterruptFlag = InterruptFlag(), orderSeed: UInt32 = .random(in: 0...UInt32.max),
+        log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.baseline = baseline
         self.candidate = candidate
@@ -64,7 +79,17 @@ public struct ABRunner: Sendable {
         self.workDirectory = workDirectory
         self.processTimeout = processTimeout
         self.interrupt = interrupt
+        self.orderSeed = orderSeed
         self.log = log
+    }
+
+    /// The sides of round `r` (from 0) in the order they run: rounds 2p and 2p + 1 are one AB
+    /// and one BA, and a draw from `seed` and p says which comes first.
+    public static func order(round r: Int, seed: UInt32) -> [Side] {
+        var rng = SplitMix64(seed: UInt64(seed) << 32 | UInt64(r / 2))
+        let pairStartsWithBA = rng.next() & 1 == 1
+        let baselineFirst = (r % 2 == 0) != pairStartsWithBA
+        return baselineFirst ? [.baseline, .candidate] : [.candidate, .baseline]
     }
 
     /// One `bench` process.
@@ -85,6 +110,8 @@ public struct ABRunner: Sendable {
         var failures: [String] = []
         var stoppedBy = maxRounds > rounds ? "max rounds" : "rounds"
         var extendedFor: [String]?
+        let copies = ABRoundCopies(workDirectory: workDirectory, baseline: baseline, candidate: candidate)
+        defer { copies.remove() }
         for r in 0..<maxRounds {
             // Past the planned rounds, only in AB-BA pairs and only while something is open.
             if r >= rounds, (r - rounds) % 2 == 0 {
@@ -105,12 +132,20 @@ public struct ABRunner: Sendable {
                 }
             }
             if interrupt.isSet { stoppedBy = "interrupted"; break }
-            let order: [Side] = r % 2 == 0 ? [.baseline, .candidate] : [.candidate, .baseline]
-            var record = ABSummary.Round(index: r + 1, order: r % 2 == 0 ? "AB" : "BA")
+            let order = Self.order(round: r, seed: orderSeed)
+            var record = ABSummary.Round(index: r + 1, order: order.first == .baseline ? "AB" : "BA")
+            let paths: [Side: String]
+            do {
+                paths = try copies.fresh()
+            } catch {
+                failures.append("\(error)")
+                stoppedBy = "failure"
+                break
+            }
             var outcomes: [Side: RunOutcome] = [:]
             for side in order {
                 log("round \(r + 1)/\(r < rounds ? rounds : maxRounds): \(side.rawValue)")
-                let o = runBench(side: side, round: r + 1)
+                let o = runBench(side: side, round: r + 1, executable: paths[side] ?? binary(side))
                 outcomes[side] = o
                 if let f = o.failure { failures.append(f) }
             }
@@ -132,8 +167,9 @@ public struct ABRunner: Sendable {
 
     func binary(_ side: Side) -> String { side == .baseline ? baseline : candidate }
 
-    /// Runs `BIN bench ARGS --out FILE`, output to files beside it.
-    func runBench(side: Side, round: Int) -> RunOutcome {
+    /// Runs `EXECUTABLE bench ARGS --out FILE` (the side's binary or this round's copy of
+    /// it), output to files beside it; errors name the side's binary as given.
+    func runBench(side: Side, round: Int, executable: String) -> RunOutcome {
         let bin = binary(side)
         let stem = workDirectory.appendingPathComponent("round\(round)-\(side.rawValue)")
         let json = stem.appendingPathExtension("json")
@@ -142,7 +178,7 @@ public struct ABRunner: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: bin)
+        p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = ["bench"] + benchArguments + ["--out", json.path]
         guard FileManager.default.createFile(atPath: outPath, contents: nil),
             FileManager.default.createFile(atPath: errPath, contents: nil),
@@ -276,6 +312,21 @@ public struct ABRunner: Sendable {
             notes.append("Rounds past the planned \(self.rounds) (up to \(maxRounds)) were added while "
                 + extendedFor.joined(separator: ", ") + (extendedFor.count == 1 ? " was" : " were") + " unsettled.")
         }
+        let copies = ABRoundCopies(workDirectory: workDirectory, baseline: baseline, candidate: candidate)
+        let inPlace = [Side.baseline, .candidate].filter { !copies.copies($0) }
+        notes.append(inPlace.isEmpty
+            ? "Each round ran fresh copies of both binaries."
+            : "Each round ran fresh copies of the ELF binaries; the " + inPlace.map(\.rawValue).joined(separator: " and ")
+                + " ran in place (not an ELF file).")
+        // A gated row's rounds, so that a CI log alone shows whether the change was in every
+        // round or in some, and whether it followed the order.
+        let completeOrders = zip(rounds, zip(base, cand)).compactMap { round, sides in sides.0 != nil && sides.1 != nil ? round.order : nil }
+        for row in rows where row.verdict == .regression && row.newValues.count == completeOrders.count && row.baseValues.count == completeOrders.count {
+            let perRound = zip(zip(row.newValues, row.baseValues), completeOrders).map { values, order in
+                (values.1 > 0 ? String(format: "%.3f", values.0 / values.1) : "–") + " " + order
+            }
+            notes.append("\(row.label), candidate / baseline in each round (its order): " + perRound.joined(separator: ", ") + ".")
+        }
         if !notJudged.isEmpty { notes.append("Not judged: " + notJudged.joined(separator: ", ") + ".") }
         if let counters = cand.compactMap({ $0 }).first?.workCounters {
             notes.append(counters.available ? "Work counters (instructions, cycles) were read." : "Work counters unavailable: \(counters.reason ?? "unknown reason"); gated on times and memory only.")
@@ -287,7 +338,8 @@ public struct ABRunner: Sendable {
             return ABSummary.SideInfo(binary: binary(side), commit: env?.commit, dirty: env?.dirty, buildConfiguration: env?.buildConfiguration, rounds: results.compactMap { $0 }.count)
         }
         let describe = { (s: ABSummary.SideInfo) in "`\(s.binary)`" + (s.commit.map { " (\($0 == "unknown" ? "unknown commit" : String($0.prefix(12)))\(s.dirty == true ? "-dirty" : ""))" } ?? "") }
-        let method = "baseline \(describe(sides[0])), candidate \(describe(sides[1])); \(rounds.count) rounds in ABBA order, one fresh process per side per round; "
+        let method = "baseline \(describe(sides[0])), candidate \(describe(sides[1])); \(rounds.count) rounds in pairs of one AB and one BA, "
+            + "which first drawn at random (seed \(orderSeed)), one fresh process per side per round; "
             + "one-sided Wilcoxon signed-rank test on per-round log-ratios (memory: byte differences), Holm over all \(rows.count) metrics at α = \(Int(policy.alpha * 100))%; "
             + policy.ruleText + "."
         let report = GateReport(
@@ -295,7 +347,8 @@ public struct ABRunner: Sendable {
             warnings: warnings, notes: notes)
         return ABSummary(
             baseline: sides[0], candidate: sides[1], benchArguments: benchArguments, roundsRequested: self.rounds,
-            roundsMax: maxRounds, extendedFor: extendedFor, maxSeconds: maxSeconds, stoppedBy: stoppedBy, seconds: seconds, rounds: rounds, report: report)
+            roundsMax: maxRounds, extendedFor: extendedFor, maxSeconds: maxSeconds, stoppedBy: stoppedBy, seconds: seconds, orderSeed: orderSeed,
+            rounds: rounds, report: report)
     }
 
     /// One row per (case, metric) both sides measure, from the complete rounds, not yet
@@ -468,12 +521,15 @@ public struct ABSummary: Sendable, Codable, Equatable {
     /// "time budget", "failure" or "interrupted".
     public var stoppedBy: String
     public var seconds: Double
+    /// The seed that drew each pair's order (absent in files written before the order was
+    /// drawn: those ran AB, BA, AB, ...).
+    public var orderSeed: UInt32?
     public var rounds: [Round]
     public var report: GateReport
 
     enum CodingKeys: String, CodingKey {
         case baseline, candidate, benchArguments = "bench_arguments", roundsRequested = "rounds_requested"
         case roundsMax = "rounds_max", extendedFor = "extended_for"
-        case maxSeconds = "max_seconds", stoppedBy = "stopped_by", seconds, rounds, report
+        case maxSeconds = "max_seconds", stoppedBy = "stopped_by", seconds, orderSeed = "order_seed", rounds, report
     }
 }
