@@ -869,6 +869,25 @@ static gemm_avx2_fn gemm_avx2_kernel(int32_t bits, int off, int rest) {
 // two steps at most (63 x 127 x 2 x 2 = 32004).
 
 #if defined(__AVX2__)
+// A super-block's sixteen int8 scales times its f32 scale, as the tiles take them.
+static inline void scales16_f32(const __m128i sc, const __m256 d, float out[16]) {
+    _mm256_storeu_ps(out, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), d));
+    _mm256_storeu_ps(out + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), d));
+}
+
+// Super-block i's scales per 16 values, s[r][k] for row r, into its eight tile blocks of `bb`
+// bytes at `offset` in each: block j holds sub-blocks 2j and 2j + 1, a row's scale every 4 bytes.
+static inline void put_scales16(uint8_t *tile, const int64_t bb, const int64_t i, const int64_t offset,
+                                const float s[QB_TILE_ROWS][16]) {
+    for (int j = 0; j < 8; j++) {
+        uint8_t *out = tile + (8 * i + j) * bb + offset;
+        for (int hh = 0; hh < 2; hh++)
+            for (int r = 0; r < QB_TILE_ROWS; r++) memcpy(out + 64 * hh + 4 * r, &s[r][2 * j + hh], 4);
+    }
+}
+#endif
+
+#if defined(__AVX2__)
 // Q6_K as pack_q4k_vec: per row and 128-value half, the low nibbles with their two high
 // bits give sub-blocks 0-1 of the half, the high nibbles 2-3.
 static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
@@ -881,16 +900,9 @@ static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
             blk[r] = (const uint8_t *)w + ((r0 + r) * nb + i) * 210;
             qb_half hd;
             memcpy(&hd, blk[r] + 208, 2);
-            __m128i sc = _mm_loadu_si128((const __m128i *)(blk[r] + 192));
-            __m256 dv = _mm256_set1_ps(h2f(hd));
-            _mm256_storeu_ps(d[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), dv));
-            _mm256_storeu_ps(d[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), dv));
+            scales16_f32(_mm_loadu_si128((const __m128i *)(blk[r] + 192)), _mm256_set1_ps(h2f(hd)), d[r]);
         }
-        for (int j = 0; j < 8; j++) {
-            uint8_t *out = tile + (8 * i + j) * QB_TILE6_BLOCK_BYTES;
-            for (int hh = 0; hh < 2; hh++)
-                for (int r = 0; r < QB_TILE_ROWS; r++) memcpy(out + 64 * hh + 4 * r, &d[r][2 * j + hh], 4);
-        }
+        put_scales16(tile, QB_TILE6_BLOCK_BYTES, i, 0, (const float(*)[16])d);
         for (int n = 0; n < 2; n++) {
             __m256i lo[2][QB_TILE_ROWS], hi[2][QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
@@ -968,21 +980,11 @@ static inline __attribute__((always_inline)) void pack_k23_vec(const void *w, co
                 qs[r] = b->qs;
                 hmask[r] = NULL;
             }
-            _mm256_storeu_ps(d[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), dv));
-            _mm256_storeu_ps(d[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), dv));
-            if (!three) {
-                _mm256_storeu_ps(m[r], _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(mn)), mv));
-                _mm256_storeu_ps(m[r] + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(mn, 8))), mv));
-            }
+            scales16_f32(sc, dv, d[r]);
+            if (!three) scales16_f32(mn, mv, m[r]);
         }
-        for (int j = 0; j < 8; j++) {
-            uint8_t *out = tile + (8 * i + j) * bb;
-            for (int hh = 0; hh < 2; hh++)
-                for (int r = 0; r < QB_TILE_ROWS; r++) {
-                    memcpy(out + 64 * hh + 4 * r, &d[r][2 * j + hh], 4);
-                    if (!three) memcpy(out + QB_TILE6_BLOCK_BYTES + 64 * hh + 4 * r, &m[r][2 * j + hh], 4);
-                }
-        }
+        put_scales16(tile, bb, i, 0, (const float(*)[16])d);
+        if (!three) put_scales16(tile, bb, i, QB_TILE6_BLOCK_BYTES, (const float(*)[16])m);
         for (int n = 0; n < 2; n++) {
             __m256i v[2][2][QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
