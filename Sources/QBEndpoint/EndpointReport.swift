@@ -8,7 +8,7 @@ public enum EndpointReport {
         var out: [String] = []
         out.append("# QuantBench endpoint load: \(e.model) at \(e.url)")
         out.append("")
-        out.append("- **when**: \(r.createdAt); **client**: \(r.environment.hostname), \(r.environment.cpuModel), \(r.settings.threads) client thread(s)")
+        out.append("- **when**: \(r.createdAt); **client**: \(r.environment.hostname), \(r.environment.cpu), \(r.settings.threads) client thread(s)")
         out.append("- **suite**: \(r.suite.name) (xxh64 `\(r.suite.hash)`), API \(e.api), server models: \(e.serverModels.isEmpty ? "none listed" : e.serverModels.joined(separator: ", "))")
         var plan: [String] = []
         if let n = e.numRequests { plan.append("\(n) requests per level") }

@@ -64,6 +64,11 @@ final class ABTests: XCTestCase {
         let report = try XCTUnwrap(ab["report"] as? [String: Any])
         XCTAssertTrue((report["method"] as? String)?.contains("which first drawn at random (seed \(seed))") == true, "\(report)")
         XCTAssertTrue((report["notes"] as? [String])?.contains("Each round ran fresh copies of both binaries.") == true, "\(report)")
+        // The machine, by its generation too (a VM names Zen 3, 4 and 5 alike).
+        let machine = try XCTUnwrap((report["notes"] as? [String])?.first { $0.hasPrefix("Machine: ") }, "\(report)")
+        #if arch(x86_64) && os(Linux)
+            XCTAssertTrue(machine.contains(" (cpuid family "), machine)
+        #endif
         XCTAssertEqual(report["status"] as? Int, Int(r.status))
         let rows = try XCTUnwrap(report["rows"] as? [[String: Any]])
         XCTAssertTrue(rows.contains { $0["case"] as? String == "pp8" && $0["metric"] as? String == "tokens_per_s" })
@@ -371,6 +376,10 @@ final class ABTests: XCTestCase {
         XCTAssertEqual(v.status, 0)
         XCTAssertTrue(v.stdout.contains("commit: "), v.stdout)
         XCTAssertTrue(v.stdout.contains("build configuration: debug") || v.stdout.contains("build configuration: release"), v.stdout)
+        XCTAssertTrue(v.stdout.contains("\ncpu: "), v.stdout)
+        #if arch(x86_64) && os(Linux)
+            XCTAssertTrue(v.stdout.contains(" (cpuid family "), v.stdout)
+        #endif
         // QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) overrides the CPU's choice,
         // and --version says which is in force.
         // (An empty value is no setting: the first name alone is tested with the new one empty.)

@@ -25,6 +25,20 @@ final class KernelSetTests: XCTestCase {
         XCTAssertEqual(KernelSet.supported, KernelSet.allCases.filter { $0 <= expected })
     }
 
+    /// The cpuid generation from /proc/cpuinfo's "cpu family" and "model" keys, matched
+    /// exactly ("model name" is another key, before or after), nil when either is missing.
+    func testCPUIDIsFamilyAndModelFromTheirOwnKeys() {
+        let zen4 = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel name\t: AMD EPYC\nmodel\t\t: 17\nflags\t\t: fpu\n"
+        XCTAssertEqual(CPUInfo.cpuid(cpuinfo: zen4), "family 25 model 17")
+        XCTAssertEqual(CPUInfo.field("model name", in: zen4), "AMD EPYC")
+        XCTAssertNil(CPUInfo.cpuid(cpuinfo: "model name\t: AMD EPYC\nmodel\t: 17\n"), "no family")
+        XCTAssertNil(CPUInfo.cpuid(cpuinfo: "cpu family\t: 25\nmodel name\t: AMD EPYC\n"), "no model")
+        XCTAssertNil(CPUInfo.cpuid(cpuinfo: "cpu family\t: x\nmodel\t: 17\n"), "not a number")
+        #if arch(x86_64) && os(Linux)
+            XCTAssertNotNil(CPUInfo.cpuid, "x86 Linux lists both")
+        #endif
+    }
+
     /// The set at start-up is the best, or the lower one QB_KERNELS names; `use` switches to
     /// any set the CPU runs and refuses the others without changing anything.
     func testActiveSetFollowsEnvironmentAndUse() {

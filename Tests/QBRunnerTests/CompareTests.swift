@@ -163,4 +163,19 @@ final class CompareTests: XCTestCase {
         new.environment.streamPrefetch = true
         XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_STREAM_PREFETCH") })
     }
+
+    /// One model name over two generations (a VM's "AMD EPYC" on Zen 4 and Zen 5) is named
+    /// by the cpuid; a result from before the cpuid was recorded is not compared on it.
+    func testCPUGenerationDifferenceIsReported() {
+        var base = Self.result(["a": [.decodeTokensPerSecond: [1, 2, 3]]], cpu: "AMD EPYC"), new = base
+        base.environment.cpuID = "family 25 model 17"
+        new.environment.cpuID = "family 26 model 2"
+        let warnings = BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings
+        XCTAssertTrue(warnings.contains("CPU generation (cpuid) differs: base family 25 model 17, new family 26 model 2"), "\(warnings)")
+        XCTAssertFalse(warnings.contains { $0.hasPrefix("CPU differs") }, "\(warnings)")
+        new.environment.cpuID = nil
+        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("cpuid") })
+        XCTAssertEqual(base.environment.cpu, "AMD EPYC (cpuid family 25 model 17)")
+        XCTAssertEqual(new.environment.cpu, "AMD EPYC")
+    }
 }

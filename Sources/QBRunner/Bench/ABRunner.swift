@@ -328,6 +328,9 @@ public struct ABRunner: Sendable {
             notes.append("\(row.label), candidate / baseline in each round (its order): " + perRound.joined(separator: ", ") + ".")
         }
         if !notJudged.isEmpty { notes.append("Not judged: " + notJudged.joined(separator: ", ") + ".") }
+        if let env = cand.compactMap({ $0 }).first?.environment ?? base.compactMap({ $0 }).first?.environment {
+            notes.append("Machine: \(env.cpu), \(env.logicalCores) cores\(env.kernelSet.map { ", kernel set \($0)" } ?? "").")
+        }
         if let counters = cand.compactMap({ $0 }).first?.workCounters {
             notes.append(counters.available ? "Work counters (instructions, cycles) were read." : "Work counters unavailable: \(counters.reason ?? "unknown reason"); gated on times and memory only.")
         } else if cand.contains(where: { $0 != nil }) {

@@ -46,6 +46,9 @@ public struct BenchComparison: Sendable {
         differ("model", "\(base.model.name) (\(base.model.fileHash))", "\(new.model.name) (\(new.model.fileHash))")
         differ("quantization", base.model.quantization ?? "none", new.model.quantization ?? "none")
         differ("CPU", base.environment.cpuModel, new.environment.cpuModel)
+        // One model name can be several generations (a VM's "AMD EPYC"); results from before
+        // the cpuid was recorded say nothing about it.
+        if let a = base.environment.cpuID, let b = new.environment.cpuID { differ("CPU generation (cpuid)", a, b) }
         differ("threads", "\(base.settings.threads)", "\(new.settings.threads)")
         differ("build", base.environment.buildConfiguration, new.environment.buildConfiguration)
         // Results from before the field was recorded ran their build machine's set: not known.

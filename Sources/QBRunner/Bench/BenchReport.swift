@@ -10,7 +10,7 @@ public enum BenchReport {
         out.append("")
         let dirty = env.dirty == true ? " (uncommitted changes)" : ""
         out.append("- **run**: \(r.createdAt), commit `\(env.commit.prefix(12))`\(dirty), \(env.buildConfiguration) build, "
-            + (env.kernelSet.map { "\($0) kernels, " } ?? "") + "\(r.settings.threads) threads on \(env.cpuModel) (\(env.logicalCores) cores), \(env.hostname)")
+            + (env.kernelSet.map { "\($0) kernels, " } ?? "") + "\(r.settings.threads) threads on \(env.cpu) (\(env.logicalCores) cores), \(env.hostname)")
         let quant = r.model.quantization.map { ", --quant \($0)" } ?? ""
         out.append("- **model**: `\(r.model.path)` (\(r.model.format)\(quant)), xxh64 `\(r.model.fileHash)`, "
             + "\(formatCount(r.model.parameters)) parameters, \(ModelReport.formatBytes(r.model.weightBytes)), "

@@ -33,6 +33,9 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
     public var hostname: String
     /// /proc/cpuinfo's "model name" and "flags" (`CPUInfo`).
     public var cpuModel: String
+    /// "family 25 model 17" (`CPUInfo.cpuid`): which generation a generic model name is. Nil
+    /// where /proc/cpuinfo has no such fields, and in results written before it was recorded.
+    public var cpuID: String? = nil
     public var cpuFlags: [String]
     public var logicalCores: Int
     /// Worker threads the engine ran with.
@@ -41,7 +44,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey {
         case commit, dirty, buildConfiguration = "build_configuration", buildFlags = "build_flags", kernelSet = "kernel_set"
         case streamPrefetch = "stream_prefetch"
-        case swiftVersion = "swift_version", os, kernel, hostname, cpuModel = "cpu_model", cpuFlags = "cpu_flags"
+        case swiftVersion = "swift_version", os, kernel, hostname, cpuModel = "cpu_model", cpuID = "cpu_id", cpuFlags = "cpu_flags"
         case logicalCores = "logical_cores", threads
     }
 
@@ -53,7 +56,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
             streamPrefetch: KernelSet.streamPrefetch,
             swiftVersion: swiftVersion,
             os: osName(), kernel: uname().release, hostname: ProcessInfo.processInfo.hostName, cpuModel: CPUInfo.modelName,
-            cpuFlags: CPUInfo.flags, logicalCores: ProcessInfo.processInfo.activeProcessorCount, threads: threads)
+            cpuID: CPUInfo.cpuid, cpuFlags: CPUInfo.flags, logicalCores: ProcessInfo.processInfo.activeProcessorCount, threads: threads)
     }
 
     /// `quantbench --version`: the commit compiled in and how the binary was built.
@@ -63,12 +66,21 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
             quantbench \(BuildInfo.commit == "unknown" ? "unknown" : String(BuildInfo.commit.prefix(12)))\(BuildInfo.dirty == true ? "-dirty" : "")
             commit: \(BuildInfo.commit)\(dirtyNote)
             build configuration: \(buildConfiguration)
+            cpu: \(cpuDescription(model: CPUInfo.modelName, cpuID: CPUInfo.cpuid))
             swift: \(swiftVersion)
             flags: \(buildFlags.joined(separator: " "))
             kernels: \(KernelSet.active.name) (this CPU's best: \(KernelSet.best.name); \(KernelSet.environmentVariable)=\(KernelSet.allCases.map(\.name).joined(separator: "|")) lowers it)
             one-row decode streams prefetch themselves: \(KernelSet.streamPrefetch ? "yes" : "no, the hardware prefetcher does") (Q4_0, Q4_K, Q6_K and 4-bit MLX in sixteen-row groups, Q8_0 on avx512; \(KernelSet.streamPrefetchVariable)=0|1 sets it)
             """
     }
+
+    /// "AMD EPYC (cpuid family 25 model 17)": the model name with the generation where known.
+    public static func cpuDescription(model: String, cpuID: String?) -> String {
+        model + (cpuID.map { " (cpuid \($0))" } ?? "")
+    }
+
+    /// This result's CPU as `cpuDescription` gives it.
+    public var cpu: String { Self.cpuDescription(model: cpuModel, cpuID: cpuID) }
 
     public static var buildConfiguration: String {
         #if DEBUG

@@ -372,7 +372,7 @@ extension EvalResult {
             out.append("- **windows**: \(window.windows) non-overlapping windows of \(window.context) positions"
                 + (window.bos.map { ", each BOS (\($0)) then \(window.stride) text ids" } ?? ", no BOS") + "; \(window.predictedTokens) ids scored, each once")
         }
-        out.append("- **speed**: pp\(speed.promptTokens) and tg\(speed.generateTokens), median of \(speed.repetitions) after \(speed.warmup) warmup; \(environment.threads) thread\(environment.threads == 1 ? "" : "s"), \(environment.buildConfiguration) build, \(environment.cpuModel)")
+        out.append("- **speed**: pp\(speed.promptTokens) and tg\(speed.generateTokens), median of \(speed.repetitions) after \(speed.warmup) warmup; \(environment.threads) thread\(environment.threads == 1 ? "" : "s"), \(environment.buildConfiguration) build, \(environment.cpu)")
         out.append("- **reference** for KL and top-1: \(reference); ± is one standard error (tokens are not independent, so it understates the uncertainty somewhat)")
         out.append("")
         out.append("| setting | size | bits/weight | formats | prefill t/s | decode t/s | peak RSS | perplexity [95%] | ΔNLL vs ref | KL vs ref (nats) | top-1 |")
