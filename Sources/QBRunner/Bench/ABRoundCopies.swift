@@ -20,10 +20,11 @@ struct ABRoundCopies {
         workDirectory.appendingPathComponent(side == .baseline ? "copy-a" : "copy-b")
     }
 
+    /// The binary this side names (what `fresh()` copies, or runs in place).
+    func source(_ side: ABRunner.Side) -> String { side == .baseline ? baseline : candidate }
+
     /// Whether every round runs a copy of this side's binary.
-    func copies(_ side: ABRunner.Side) -> Bool {
-        Self.isELF(side == .baseline ? baseline : candidate)
-    }
+    func copies(_ side: ABRunner.Side) -> Bool { Self.isELF(source(side)) }
 
     static func isELF(_ path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
@@ -37,7 +38,7 @@ struct ABRoundCopies {
         let fm = FileManager.default
         var paths: [ABRunner.Side: String] = [:]
         for side in [ABRunner.Side.baseline, .candidate] {
-            let source = side == .baseline ? baseline : candidate
+            let source = source(side)
             guard Self.isELF(source) else {
                 paths[side] = source
                 continue

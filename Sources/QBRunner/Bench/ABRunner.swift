@@ -110,7 +110,7 @@ public struct ABRunner: Sendable {
         var failures: [String] = []
         var stoppedBy = maxRounds > rounds ? "max rounds" : "rounds"
         var extendedFor: [String]?
-        let copies = ABRoundCopies(workDirectory: workDirectory, baseline: baseline, candidate: candidate)
+        let copies = roundCopies
         defer { copies.remove() }
         for r in 0..<maxRounds {
             // Past the planned rounds, only in AB-BA pairs and only while something is open.
@@ -161,11 +161,13 @@ public struct ABRunner: Sendable {
         if stoppedBy == "max rounds", unsettled(base: baseResults, cand: candResults).isEmpty { stoppedBy = "settled" }
         let summary = judge(
             base: baseResults, cand: candResults, rounds: roundRecords, failures: failures, stoppedBy: stoppedBy,
-            extendedFor: extendedFor, seconds: (clock.now - start).seconds)
+            extendedFor: extendedFor, seconds: (clock.now - start).seconds, copies: copies)
         return (Self.combined(candidate: candResults, baseline: baseResults, summary: summary), summary)
     }
 
-    func binary(_ side: Side) -> String { side == .baseline ? baseline : candidate }
+    var roundCopies: ABRoundCopies { ABRoundCopies(workDirectory: workDirectory, baseline: baseline, candidate: candidate) }
+
+    func binary(_ side: Side) -> String { roundCopies.source(side) }
 
     /// Runs `EXECUTABLE bench ARGS --out FILE` (the side's binary or this round's copy of
     /// it), output to files beside it; errors name the side's binary as given.
@@ -250,7 +252,7 @@ public struct ABRunner: Sendable {
     /// The per-round values of every (case, metric) both sides measure, judged.
     func judge(
         base: [BenchResult?], cand: [BenchResult?], rounds: [ABSummary.Round], failures: [String], stoppedBy: String,
-        extendedFor: [String]? = nil, seconds: Double
+        extendedFor: [String]? = nil, seconds: Double, copies: ABRoundCopies
     ) -> ABSummary {
         var warnings: [String] = []
         var failures = failures
@@ -312,7 +314,6 @@ public struct ABRunner: Sendable {
             notes.append("Rounds past the planned \(self.rounds) (up to \(maxRounds)) were added while "
                 + extendedFor.joined(separator: ", ") + (extendedFor.count == 1 ? " was" : " were") + " unsettled.")
         }
-        let copies = ABRoundCopies(workDirectory: workDirectory, baseline: baseline, candidate: candidate)
         let inPlace = [Side.baseline, .candidate].filter { !copies.copies($0) }
         notes.append(inPlace.isEmpty
             ? "Each round ran fresh copies of both binaries."
