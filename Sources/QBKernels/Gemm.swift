@@ -69,6 +69,8 @@ extension Linear {
                 let out = y + c0 * rows + range.lowerBound * tileRows
                 if minima {
                     qb_gemm_tiles_q2k(scratch, Int64(range.count), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
+                } else if w.format == .ggml(.q3_K) {
+                    qb_gemm_tiles_q3k(scratch, Int64(range.count), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
                 } else if sixBit {
                     qb_gemm_tiles6(scratch, Int64(range.count), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
                 } else {

@@ -625,25 +625,68 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 if cols % 64 == 0 { cases.append(("MLX 8-bit g64 \(cols)", extremeMLX8(rows: rows, cols: cols, group: 64))) }
                 for (name, w) in cases {
                     XCTAssertEqual(IntTiles.fits(w), KernelSet.active != .portable || w.format == .ggml(.q4_0), name)
-                    for count in [1, 4, 5, 8, 13] {
-                        var x = [Float](repeating: 0, count: count * cols)
-                        for b in 0..<(count * cols / 32) {
-                            let mode = Int.random(in: 0..<3, using: &rng)
-                            for j in 0..<32 {
-                                x[32 * b + j] = mode == 0 ? 127 : mode == 1 ? -127 : Float(Int.random(in: -127...127, using: &rng))
-                            }
-                            if mode == 2 { x[32 * b + Int.random(in: 0..<32, using: &rng)] = Bool.random(using: &rng) ? 127 : -127 }
-                        }
-                        let expected = (0..<count).flatMap {
-                            Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: 32)
-                        }
-                        var y = [Float](repeating: .nan, count: count * rows)
-                        Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))
-                        XCTAssertEqual(y, expected, "\(name) x \(count)")
-                    }
+                    assertExactAtExtremes(w, name: name)
                 }
             }
         }
+    }
+
+    /// As `testIntPrefillIsExactAtTheValuesExtremes`, the tiles with a scale per 16 values:
+    /// Q6_K's (two steps per 16-bit sum on AVX2), Q3_K's and Q2_K's (four), each format's
+    /// largest value in half the super-blocks. 768 columns (48 scales per row) keep the
+    /// largest sums below 2^24.
+    func testSixteenValueTilesAreExactAtTheValuesExtremes() throws {
+        try onEveryKernelSet {
+            for t in [GGMLType.q6_K, .q3_K, .q2_K] {
+                for cols in [256, 768] {
+                    let w = extremeSuperBlocks(t, rows: 32, cols: cols)
+                    XCTAssertTrue(IntTiles.fits(w), "\(t)")
+                    assertExactAtExtremes(w, name: "\(t) \(cols)")
+                }
+            }
+        }
+    }
+
+    /// `w`'s products with 1, 4, 5, 8, 13 and 20 activation rows whose every 32-value block
+    /// has the step 1 (all +127, all -127, or random with one ±127) equal the reference
+    /// bitwise.
+    func assertExactAtExtremes(_ w: Matrix, name: String) {
+        let cols = w.cols, rows = w.rows
+        for count in [1, 4, 5, 8, 13, 20] {
+            var x = [Float](repeating: 0, count: count * cols)
+            for b in 0..<(count * cols / 32) {
+                let mode = Int.random(in: 0..<3, using: &rng)
+                for j in 0..<32 {
+                    x[32 * b + j] = mode == 0 ? 127 : mode == 1 ? -127 : Float(Int.random(in: -127...127, using: &rng))
+                }
+                if mode == 2 { x[32 * b + Int.random(in: 0..<32, using: &rng)] = Bool.random(using: &rng) ? 127 : -127 }
+            }
+            let expected = (0..<count).flatMap {
+                Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: 32)
+            }
+            var y = [Float](repeating: .nan, count: count * rows)
+            Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))
+            XCTAssertEqual(y, expected, "\(name) x \(count)")
+        }
+    }
+
+    /// Q6_K, Q3_K or Q2_K blocks with d (and Q2_K's dmin) 1 and every 16-value scale fixed
+    /// (Q6_K 2, Q3_K 31, Q2_K 15 with minimum 15), so every f32 step of a product with
+    /// integer activations is exact; half the super-blocks hold the largest value everywhere
+    /// (quant bits all set: 63, 7, 3 as tiled), the others random quants.
+    func extremeSuperBlocks(_ t: GGMLType, rows: Int, cols: Int) -> Matrix {
+        let w = randomBlocks(t, rows: rows, cols: cols)
+        let raw = UnsafeMutableRawPointer(mutating: w.base)
+        let (quants, scales, scaleByte, halves): (Range<Int>, Range<Int>, UInt8, [Int]) =
+            t == .q6_K ? (0..<192, 192..<208, 2, [208]) : t == .q3_K ? (0..<96, 96..<108, 0xFF, [108]) : (16..<80, 0..<16, 0xFF, [80, 82])
+        for b in 0..<(rows * cols / t.blockSize) {
+            let blk = raw + b * t.blockBytes
+            for o in halves { blk.storeBytes(of: Float16(1).bitPattern, toByteOffset: o, as: UInt16.self) }
+            for i in scales { blk.storeBytes(of: scaleByte, toByteOffset: i, as: UInt8.self) }
+            guard Bool.random(using: &rng) else { continue }
+            for i in quants { blk.storeBytes(of: UInt8(0xFF), toByteOffset: i, as: UInt8.self) }
+        }
+        return w
     }
 
     /// Q5_0/Q5_1 and IQ4_NL decode in vector code on the AVX2 and AVX-512 sets: each block's

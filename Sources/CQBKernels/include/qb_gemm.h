@@ -70,7 +70,11 @@ void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8
 void qb_pack_tile_q6k(const void *w, int32_t interleaved, int64_t r0, int64_t cols, uint8_t *tile);
 // Q3_K rows (plain) into the same tiles: D = d x sc per 16 values, the values unsigned (0..7,
 // w = D (q - 4)), so the products take offsets with width 16 and k = -4 (qb_tile_offset).
+// qb_gemm_tiles_q3k multiplies them as qb_gemm_tiles6 does, with the same outputs; on AVX2
+// it widens the 16-bit sums half as often, which the values' 3 bits allow.
 void qb_pack_tile_q3k(const void *w, int64_t r0, int64_t cols, uint8_t *tile);
+void qb_gemm_tiles_q3k(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
+                       int64_t cols, float *y, int64_t ystride);
 // Q2_K tiles: Q6_K's D[2][16] (d x (sc & 15)) and steps of 2-bit values, then the minimums
 // M[2][16] = dmin x (sc >> 4), one per 16 values of each row. The products start each
 // 16-value sum at 0 and subtract M x d x S, S the activations' integer sum over those 16

@@ -1153,29 +1153,51 @@ QB_GEMM6_VNNI(4, 2)
 QB_GEMM6_VNNI(1, 2)
 #elif defined(__AVX2__)
 // Block `b` of a Q6_K tile (both 8-row halves) against `n` activation rows (2, or a column
-// block's last odd one), whose f32 sums are acc[16 c + row]. 16-bit lanes hold two steps
-// (63 x 127 x 2 x 2 = 32004).
+// block's last odd one), whose f32 sums are acc[16 c + row]. 16-bit lanes hold two steps of
+// 6-bit values (63 x 127 x 2 x 2 = 32004), so each 16-value half widens twice; with `narrow`
+// (Q2_K's and Q3_K's values, 0..7) they hold all four (7 x 128 x 2 x 4 = 7168) and it widens
+// once: 16 vpmaddubsw and 4 vpmaddwd per 32 values in place of 16 and 8, where one multiply
+// pipe (Zen 1's, Zen 3's vpmaddwd) is the bound.
 static inline __attribute__((always_inline)) void block6_x16(const uint8_t *blk, const qb_q8a *x, const int32_t *offs16,
-                                                             int64_t nb, int64_t b, float *acc, const int n, const int mins) {
+                                                             int64_t nb, int64_t b, float *acc, const int n, const int mins,
+                                                             const int narrow) {
     const __m256i ones = _mm256_set1_epi16(1);
 #pragma clang loop unroll(disable)
     for (int h = 0; h < 2; h++) {
         __m256i is[2][2];
         for (int c = 0; c < n; c++)
             is[c][0] = is[c][1] = mins ? _mm256_setzero_si256() : _mm256_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
+        if (narrow) {
+            __m256i p[2][2];
+            for (int c = 0; c < n; c++) p[c][0] = p[c][1] = _mm256_setzero_si256();
 #pragma clang loop unroll(disable)
-        for (int s = 4 * h; s < 4 * h + 4; s += 2) {
-            __m256i w[2][2];
-            for (int k = 0; k < 2; k++)
-                for (int rh = 0; rh < 2; rh++) w[k][rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * (s + k) + 32 * rh));
-            for (int c = 0; c < n; c++) {
-                int32_t v0, v1;
-                memcpy(&v0, x[c * nb + b].qs + 4 * s, 4);
-                memcpy(&v1, x[c * nb + b].qs + 4 * s + 4, 4);
-                __m256i x0 = _mm256_set1_epi32(v0), x1 = _mm256_set1_epi32(v1);
-                for (int rh = 0; rh < 2; rh++) {
-                    __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(w[0][rh], x0), _mm256_maddubs_epi16(w[1][rh], x1));
-                    is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_madd_epi16(p, ones));
+            for (int s = 4 * h; s < 4 * h + 4; s++) {
+                __m256i w[2];
+                for (int rh = 0; rh < 2; rh++) w[rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * s + 32 * rh));
+                for (int c = 0; c < n; c++) {
+                    int32_t v;
+                    memcpy(&v, x[c * nb + b].qs + 4 * s, 4);
+                    const __m256i xv = _mm256_set1_epi32(v);
+                    for (int rh = 0; rh < 2; rh++) p[c][rh] = _mm256_add_epi16(p[c][rh], _mm256_maddubs_epi16(w[rh], xv));
+                }
+            }
+            for (int c = 0; c < n; c++)
+                for (int rh = 0; rh < 2; rh++) is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_madd_epi16(p[c][rh], ones));
+        } else {
+#pragma clang loop unroll(disable)
+            for (int s = 4 * h; s < 4 * h + 4; s += 2) {
+                __m256i w[2][2];
+                for (int k = 0; k < 2; k++)
+                    for (int rh = 0; rh < 2; rh++) w[k][rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * (s + k) + 32 * rh));
+                for (int c = 0; c < n; c++) {
+                    int32_t v0, v1;
+                    memcpy(&v0, x[c * nb + b].qs + 4 * s, 4);
+                    memcpy(&v1, x[c * nb + b].qs + 4 * s + 4, 4);
+                    __m256i x0 = _mm256_set1_epi32(v0), x1 = _mm256_set1_epi32(v1);
+                    for (int rh = 0; rh < 2; rh++) {
+                        __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(w[0][rh], x0), _mm256_maddubs_epi16(w[1][rh], x1));
+                        is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_madd_epi16(p, ones));
+                    }
                 }
             }
         }
@@ -1199,7 +1221,7 @@ static inline __attribute__((always_inline)) void block6_x16(const uint8_t *blk,
 // row) against a Q6_K tile (or with `mins` a Q2_K one), block by block as gemm_avx2.
 static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16,
                                                              int64_t count, int64_t nb, float *y, int64_t ystride, const int g,
-                                                             const int mins) {
+                                                             const int mins, const int narrow) {
     const int64_t bb = mins ? QB_TILE2K_BLOCK_BYTES : QB_TILE6_BLOCK_BYTES;
     const int64_t chunk = 16;
     float acc[16 * QB_TILE_ROWS];
@@ -1208,26 +1230,30 @@ static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile
         memset(acc, 0, sizeof(float) * (size_t)(16 * n));
         for (int64_t b = 0; b < nb; b++)
             for (int64_t c = 0; c < n; c += g)
-                block6_x16(tile + b * bb, x + (c0 + c) * nb, offs16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c, g, mins);
+                block6_x16(tile + b * bb, x + (c0 + c) * nb, offs16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c, g, mins, narrow);
         for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
 }
+// One function per tile kind (`six` as gemm_tiles'), each with its constants folded in.
 static void gemm6_avx2_pairs(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t nb, float *y,
-                             int64_t ystride, int mins) {
-    if (mins) gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 1);
-    else gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 0);
+                             int64_t ystride, int six) {
+    if (six == 2) gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 1, 1);
+    else if (six == 3) gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 0, 1);
+    else gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 0, 0);
 }
 // The last odd row: the same arithmetic as in a pair, so the same outputs.
-static void gemm6_avx2_one(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t nb, float *y, int mins) {
-    if (mins) gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 1);
-    else gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 0);
+static void gemm6_avx2_one(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t nb, float *y, int six) {
+    if (six == 2) gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 1, 1);
+    else if (six == 3) gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 0, 1);
+    else gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 0, 0);
 }
 #endif
 
 // Both tile kinds' products: the AVX-512 set takes the tiles in pairs (vnni_tiles), the AVX2
 // set one at a time in the row groups its vector code takes (a column block's last rows as a
 // smaller group), the portable set by the scalar definition.
-// `six`: 0 for qb_gemm_tiles' tiles, 1 for Q6_K's, 2 for Q2_K's (Q6_K's with minimums).
+// `six`: 0 for qb_gemm_tiles' tiles, 1 for Q6_K's, 2 for Q2_K's (Q6_K's with minimums), 3 for
+// Q3_K's (Q6_K's holding 3-bit values).
 static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs,
                        int64_t count, int64_t cols, float *y, int64_t ystride) {
     const int mins = six == 2;
@@ -1245,8 +1271,8 @@ static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits
         float *yt = y + QB_TILE_ROWS * t;
         if (six) {  // pairs of activation rows, then an odd last one
             const int64_t c = count & ~(int64_t)1;
-            gemm6_avx2_pairs(tp, x, offs, c, nb, yt, ystride, mins);
-            if (c < count) gemm6_avx2_one(tp, x + c * nb, offs + c * ostride, nb, yt + c * ystride, mins);
+            gemm6_avx2_pairs(tp, x, offs, c, nb, yt, ystride, six);
+            if (c < count) gemm6_avx2_one(tp, x + c * nb, offs + c * ostride, nb, yt + c * ystride, six);
         } else {  // groups of four, then the last 1-3 rows
             const int64_t c = count & ~(int64_t)3;
             gemm_avx2_kernel(bits, offs != NULL, 0)(tp, x, offs, c, nb, yt, ystride);
@@ -1281,4 +1307,9 @@ void qb_gemm_tiles6(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const i
 void qb_gemm_tiles_q2k(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *sums16, int64_t count,
                        int64_t cols, float *y, int64_t ystride) {
     gemm_tiles(2, tile, tiles, 6, x, sums16, count, cols, y, ystride);
+}
+
+void qb_gemm_tiles_q3k(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
+                       int64_t cols, float *y, int64_t ystride) {
+    gemm_tiles(3, tile, tiles, 6, x, offs16, count, cols, y, ystride);
 }

@@ -129,6 +129,10 @@
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *sums16, int64_t count, int64_t cols,      \
        float *y, int64_t ystride),                                                                                   \
       (tile, tiles, x, sums16, count, cols, y, ystride))                                                             \
+    V(gemm_tiles_q3k,                                                                                                \
+      (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
+       float *y, int64_t ystride),                                                                                   \
+      (tile, tiles, x, offs16, count, cols, y, ystride))                                                             \
     V(gemm_tiles6,                                                                                                   \
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
        float *y, int64_t ystride),                                                                                   \
