@@ -94,7 +94,10 @@ const char *qb_kernel_set_name(int32_t set) {
 // the noise) and 0.93x (results/x16-prefetch-q4k-mlx-zen4-2026-12-01/); the AVX-512 set's
 // sixteen-row Q6_K stream read 0.73-0.79x the plain rows' rate with its own prefetches, 0.99-1.16x
 // without (results/q6k-x16-zen4-2026-12-01/), the AVX2 set's 0.85-1.00x with and 1.05-1.07x
-// without (results/q6k-x16-avx2-zen4-2026-12-02/). Other CPUs keep them:
+// without (results/q6k-x16-avx2-zen4-2026-12-02/). AMD's family 23 (Zen 1 and 2) is the
+// other way: on an EPYC of model 1, two threads, the kernels' own prefetches made 1B decode
+// 1.28x as fast with every matrix Q4_K and 1.32x with Q4_K_M
+// (results/ik-side-by-side-2026-12-03-epyc-f23m1/prefetch/). Other CPUs keep them:
 // on Intel's the far L2 prefetches of the other decode streams gained 12-21% from one core
 // (results/prefetch-l2-2026-11-28/), and these kernels have not been timed there without
 // their own. QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) "0" or "1"
@@ -107,8 +110,12 @@ static int32_t stream_prefetch_for_cpu(void) {
     }
 #if defined(__x86_64__)
     unsigned a, b, c, d;
-    // "AuthenticAMD" in EBX, EDX, ECX.
-    if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) return 0;
+    // "AuthenticAMD" in EBX, EDX, ECX; the family from leaf 1 (base 15 plus the extended family).
+    if (__get_cpuid(0, &a, &b, &c, &d) && b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u) {
+        if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+        const unsigned family = ((a >> 8) & 0xF) == 0xF ? 0xF + ((a >> 20) & 0xFF) : (a >> 8) & 0xF;
+        return family <= 0x17;
+    }
 #endif
     return 1;
 }

@@ -39,6 +39,22 @@ final class KernelSetTests: XCTestCase {
         #endif
     }
 
+    /// The one-row decode streams' own prefetches, as the dispatch reads the CPU from cpuid,
+    /// against /proc/cpuinfo's vendor and family: off on AMD's families after 23 (Zen 3 to
+    /// 5, where the hardware prefetcher alone streamed faster), on elsewhere (Zen 1 and 2,
+    /// Intel) unless the environment says otherwise.
+    func testStreamPrefetchFollowsTheCPUsVendorAndFamily() throws {
+        let env = ProcessInfo.processInfo.environment
+        try XCTSkipIf(env["QB_STREAM_PREFETCH"] != nil || env["QB_X16_PREFETCH"] != nil, "the environment sets the choice")
+        #if arch(x86_64) && os(Linux)
+            let vendor = try XCTUnwrap(CPUInfo.field("vendor_id")), family = try XCTUnwrap(CPUInfo.field("cpu family").flatMap { Int($0) })
+            print("CPU \(vendor) family \(family): decode streams prefetch themselves: \(KernelSet.streamPrefetch)")
+            XCTAssertEqual(KernelSet.streamPrefetch, !(vendor == "AuthenticAMD" && family > 23))
+        #else
+            throw XCTSkip("cpuid is read on x86-64 Linux only")
+        #endif
+    }
+
     /// The set at start-up is the best, or the lower one QB_KERNELS names; `use` switches to
     /// any set the CPU runs and refuses the others without changing anything.
     func testActiveSetFollowsEnvironmentAndUse() {
