@@ -41,8 +41,8 @@ final class KernelSetTests: XCTestCase {
 
     /// The one-row decode streams' own prefetches, as the dispatch reads the CPU from cpuid,
     /// against /proc/cpuinfo's vendor and family: off on AMD's families after 23 (Zen 3 to
-    /// 5, where the hardware prefetcher alone streamed faster), on elsewhere (Zen 1 and 2,
-    /// Intel) unless the environment says otherwise.
+    /// 5; measured faster without them on Zen 4, Zen 3 not measured), on elsewhere (Zen 1 and
+    /// 2, Intel) unless the environment says otherwise.
     func testStreamPrefetchFollowsTheCPUsVendorAndFamily() throws {
         let env = ProcessInfo.processInfo.environment
         try XCTSkipIf(env["QB_STREAM_PREFETCH"] != nil || env["QB_X16_PREFETCH"] != nil, "the environment sets the choice")
