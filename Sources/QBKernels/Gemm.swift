@@ -57,7 +57,7 @@ extension Linear {
             }
         }
         let tileRows = Int(QB_TILE_ROWS)
-        let tileBytes = nb * (minima ? Int(QB_TILE2K_BLOCK_BYTES) : sixBit ? Int(QB_TILE6_BLOCK_BYTES) : Int(qb_gemm_tile_block_bytes(bits)))
+        let tileBytes = nb * (sixBit ? Int(qb_gemm_tile6_block_bytes(w.format.ggmlID)) : Int(qb_gemm_tile_block_bytes(bits)))
         pool.parallelFor(rows / tileRows, grain: tilesPerTask) { range, thread in
             let scratch = UnsafeMutableRawPointer(pool.scratch(thread: thread, floats: (range.count * tileBytes + 3) / 4))
                 .assumingMemoryBound(to: UInt8.self)

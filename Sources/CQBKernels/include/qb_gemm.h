@@ -41,7 +41,7 @@ void qb_pack_tile_mlx(int32_t bits, int64_t group, const uint32_t *w, const void
 // the same tile as the plain rows give.
 void qb_pack_tile_mlx_x16(int32_t bits, int64_t group, int32_t sdtype, const void *w, int64_t r0, int64_t cols,
                           uint8_t *tile);
-// For the symmetric formats (Q4_0, Q5_0, Q8_0 as tiled, Q6_K, Q3_K): 1 with the offset k the
+// For the symmetric formats (Q4_0, Q5_0, Q8_0 as tiled; Q6_K and Q3_K but on the avx2 set): 1 with the offset k the
 // packers' values carry (w = D * (q + k)) and the values per offset (32; Q6_K and Q3_K 16), the
 // arguments qb_q8a_offsets takes for the products below; for Q2_K, whose minimums meet the
 // activations' plain sums per 16 values, 1 with width 16 and k = 1; 0 for the other formats.
@@ -67,9 +67,19 @@ void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8
 // packer reads plain rows (`interleaved` 0) or the 16-row decode layout (16, qb_repack.h;
 // r0 a multiple of 16), and gives the same tile from either.
 #define QB_TILE6_BLOCK_BYTES 640
+// Without VNNI (the avx2 set) Q6_K's and Q3_K's tiles hold signed values instead: per 32
+// columns the rows' d[16] as f32, their two 16-value scales as int16 pairs sc[16][2], K[16]
+// as int32 (-128 x the sum over the two halves of sc x the half's values: the products take
+// their activations as unsigned bytes, x + 128, and start each sum at K), then the 8 steps
+// of values (Q6_K q - 32, Q3_K q - 4) as int8; the products take no offsets (qb_tile_offset
+// gives none).
+#define QB_TILE6S_BLOCK_BYTES 704
+// Bytes per 32 columns of the active set's tile for Q6_K, Q3_K or Q2_K (`type`).
+int64_t qb_gemm_tile6_block_bytes(int32_t type);
 void qb_pack_tile_q6k(const void *w, int32_t interleaved, int64_t r0, int64_t cols, uint8_t *tile);
 // Q3_K rows (plain) into the same tiles: D = d x sc per 16 values, the values unsigned (0..7,
-// w = D (q - 4)), so the products take offsets with width 16 and k = -4 (qb_tile_offset).
+// w = D (q - 4)), so the products take offsets with width 16 and k = -4 (qb_tile_offset;
+// on the avx2 set signed values and no offsets, as Q6_K's).
 // qb_gemm_tiles_q3k multiplies them as qb_gemm_tiles6 does, with the same outputs; on AVX2
 // it widens the 16-bit sums half as often, which the values' 3 bits allow.
 void qb_pack_tile_q3k(const void *w, int64_t r0, int64_t cols, uint8_t *tile);

@@ -36,6 +36,24 @@ int64_t qb_gemm_tile_block_bytes(int32_t bits) {
     return bits == 8 && QB_TILE_16BIT_8 ? QB_TILE16_BLOCK_BYTES : QB_TILE_BLOCK_BYTES;
 }
 
+// Without VNNI, Q6_K's and Q3_K's tiles hold signed values with integer scales
+// (QB_TILE6S_BLOCK_BYTES, see block6s_x16); the other sets keep unsigned values with f32
+// scales per 16.
+#if defined(__AVX2__) && !defined(QB_AVX512)
+#define QB_TILE6_SIGNED 1
+#define TILE6_BYTES QB_TILE6S_BLOCK_BYTES
+#define TILE6_STEPS 192
+#else
+#define QB_TILE6_SIGNED 0
+#define TILE6_BYTES QB_TILE6_BLOCK_BYTES
+#define TILE6_STEPS 128
+#endif
+
+int64_t qb_gemm_tile6_block_bytes(int32_t type) {
+    if (type == QB_Q2_K) return QB_TILE2K_BLOCK_BYTES;
+    return TILE6_BYTES;
+}
+
 // Writes one row's scale and offset into block `b` (of `block_bytes`) of the tile at lane `r`.
 static inline void put_scale(uint8_t *tile, int64_t block_bytes, int64_t b, int r, float d, float m) {
     uint8_t *blk = tile + b * block_bytes;
@@ -95,6 +113,7 @@ static inline int32_t symmetric_k(int32_t type, int32_t *width) {
 
 int qb_tile_offset(int32_t type, int32_t *width, int32_t *k) {
     *k = symmetric_k(type, width);
+    if (QB_TILE6_SIGNED && (type == QB_Q6_K || type == QB_Q3_K)) *k = 0;  // signed tiles need no offsets
     if (type == QB_Q2_K) *width = 16, *k = 1;  // its minimums meet the plain sums
     return *k != 0;
 }
@@ -887,12 +906,50 @@ static inline void put_scales16(uint8_t *tile, const int64_t bb, const int64_t i
 }
 #endif
 
+#if QB_TILE6_SIGNED
+// Super-block i's header fields of a signed tile (Q6_K, Q3_K) for row r: its f32 d in all eight
+// blocks, and its sixteen int8 scales `sc` as int16 pairs, block j's (sc[2j], sc[2j + 1]) in
+// one dword, which is how cvtepi8_epi16 leaves them.
+static inline void put_signed_scales(uint8_t *tile, int64_t i, int r, float d, __m128i sc) {
+    int32_t pairs[8];
+    _mm256_storeu_si256((__m256i *)pairs, _mm256_cvtepi8_epi16(sc));
+    for (int j = 0; j < 8; j++) {
+        uint8_t *out = tile + (8 * i + j) * TILE6_BYTES;
+        memcpy(out + 4 * r, &d, 4);
+        memcpy(out + 64 + 4 * r, pairs + j, 4);
+    }
+}
+
+// Super-block i's start values K (block6s_x16): per block and row, -128 x the sum over its two
+// 16-value halves of the half's scale times the sum of its signed values, read back from the
+// steps and scales already written.
+static inline void put_signed_starts(uint8_t *tile, int64_t i) {
+    const __m256i ones8 = _mm256_set1_epi8(1), ones16 = _mm256_set1_epi16(1);
+    for (int j = 0; j < 8; j++) {
+        uint8_t *blk = tile + (8 * i + j) * TILE6_BYTES;
+        for (int rh = 0; rh < 2; rh++) {
+            __m256i t[2];
+            for (int h = 0; h < 2; h++) {
+                __m256i p = _mm256_setzero_si256();
+                for (int st = 4 * h; st < 4 * h + 4; st++)
+                    p = _mm256_add_epi16(p, _mm256_maddubs_epi16(ones8, _mm256_loadu_si256((const __m256i *)(blk + TILE6_STEPS + 64 * st + 32 * rh))));
+                t[h] = _mm256_madd_epi16(p, ones16);
+            }
+            const __m256i sc = _mm256_loadu_si256((const __m256i *)(blk + 64 + 32 * rh));
+            const __m256i sc0 = _mm256_srai_epi32(_mm256_slli_epi32(sc, 16), 16), sc1 = _mm256_srai_epi32(sc, 16);
+            const __m256i k = _mm256_add_epi32(_mm256_mullo_epi32(sc0, t[0]), _mm256_mullo_epi32(sc1, t[1]));
+            _mm256_storeu_si256((__m256i *)(blk + 128 + 32 * rh), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(k, 7)));
+        }
+    }
+}
+#endif
+
 #if defined(__AVX2__)
 // Q6_K as pack_q4k_vec: per row and 128-value half, the low nibbles with their two high
 // bits give sub-blocks 0-1 of the half, the high nibbles 2-3.
 static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 256;
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(0x03);
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(0x03), bias = _mm256_set1_epi8(QB_TILE6_SIGNED ? 32 : 0);
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *blk[QB_TILE_ROWS];
         float d[QB_TILE_ROWS][16];
@@ -900,9 +957,16 @@ static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
             blk[r] = (const uint8_t *)w + ((r0 + r) * nb + i) * 210;
             qb_half hd;
             memcpy(&hd, blk[r] + 208, 2);
+#if QB_TILE6_SIGNED
+            (void)d;
+            put_signed_scales(tile, i, r, h2f(hd), _mm_loadu_si128((const __m128i *)(blk[r] + 192)));
+#else
             scales16_f32(_mm_loadu_si128((const __m128i *)(blk[r] + 192)), _mm256_set1_ps(h2f(hd)), d[r]);
+#endif
         }
+#if !QB_TILE6_SIGNED
         put_scales16(tile, QB_TILE6_BLOCK_BYTES, i, 0, (const float(*)[16])d);
+#endif
         for (int n = 0; n < 2; n++) {
             __m256i lo[2][QB_TILE_ROWS], hi[2][QB_TILE_ROWS];
             for (int r = 0; r < QB_TILE_ROWS; r++) {
@@ -910,40 +974,60 @@ static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
                 for (int k = 0; k < 2; k++) {
                     __m256i ql = _mm256_loadu_si256((const __m256i *)(blk[r] + 64 * n + 32 * k));
                     __m256i hk = _mm256_srli_epi16(h, 2 * k);
-                    lo[k][r] = _mm256_or_si256(_mm256_and_si256(ql, m4), _mm256_slli_epi16(_mm256_and_si256(hk, m3), 4));
-                    hi[k][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql, 4), m4),
-                                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hk, 4), m3), 4));
+                    lo[k][r] = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(ql, m4), _mm256_slli_epi16(_mm256_and_si256(hk, m3), 4)), bias);
+                    hi[k][r] = _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql, 4), m4),
+                                                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hk, 4), m3), 4)),
+                                               bias);
                 }
             }
-            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 128, 8 * i + 4 * n, lo, 1);
-            put_blocks16(tile, QB_TILE6_BLOCK_BYTES, 128, 8 * i + 4 * n + 2, hi, 1);
+            put_blocks16(tile, TILE6_BYTES, TILE6_STEPS, 8 * i + 4 * n, lo, 1);
+            put_blocks16(tile, TILE6_BYTES, TILE6_STEPS, 8 * i + 4 * n + 2, hi, 1);
         }
+#if QB_TILE6_SIGNED
+        put_signed_starts(tile, i);
+#endif
     }
 }
 #endif
 
 #if defined(__AVX2__)
 // From the 16-row decode layout: each pair's eight steps are the kernel's value vectors as
-// they stand (q6k_x16_values_256, eight rows at a time), and D = d x sc one multiply per
-// row, as pack_q6k_vec's.
+// they stand (q6k_x16_values_256, eight rows at a time; signed tiles take 32 off), and the
+// scales as pack_q6k_vec writes them: D = d x sc one multiply per row, or d and the integer
+// scales.
 static void pack_q6k_x16_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     const int64_t nb = cols / 256;
     const uint8_t *g = (const uint8_t *)w + (r0 / QB_Q6K_X16_ROWS) * nb * QB_Q6K_X16_BYTES;
-    for (int64_t i = 0; i < nb; i++, g += QB_Q6K_X16_BYTES)
+    const __m256i bias = _mm256_set1_epi8(QB_TILE6_SIGNED ? 32 : 0);
+    for (int64_t i = 0; i < nb; i++, g += QB_Q6K_X16_BYTES) {
         for (int half = 0; half < 2; half++) {
             const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16 * half)));
             for (int p = 0; p < 8; p++) {
-                uint8_t *out = tile + (8 * i + p) * QB_TILE6_BLOCK_BYTES;
+                uint8_t *out = tile + (8 * i + p) * TILE6_BYTES;
+#if QB_TILE6_SIGNED
+                // The rows' f32 d, and their two scales as an int16 pair per row.
+                const __m256i s0 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(g + q6k_x16_sc(2 * p) + 8 * half)));
+                const __m256i s1 = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(g + q6k_x16_sc(2 * p + 1) + 8 * half)));
+                _mm256_storeu_ps((float *)(out + 32 * half), d);
+                _mm256_storeu_si256((__m256i *)(out + 64 + 32 * half),
+                                    _mm256_or_si256(_mm256_and_si256(s0, _mm256_set1_epi32(0xFFFF)), _mm256_slli_epi32(s1, 16)));
+#else
                 for (int hh = 0; hh < 2; hh++) {
                     const __m128i sc = _mm_loadl_epi64((const __m128i *)(g + q6k_x16_sc(2 * p + hh) + 8 * half));
                     const __m256 scale = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc));
                     _mm256_storeu_ps((float *)(out + 64 * hh + 32 * half), _mm256_mul_ps(scale, d));
                 }
+#endif
                 __m256i v[8];
                 q6k_x16_values_256(g + q6k_x16_qs(p) + 32 * half, v);
-                for (int st = 0; st < 8; st++) _mm256_storeu_si256((__m256i *)(out + 128 + 64 * st + 32 * half), v[st]);
+                for (int st = 0; st < 8; st++)
+                    _mm256_storeu_si256((__m256i *)(out + TILE6_STEPS + 64 * st + 32 * half), _mm256_sub_epi8(v[st], bias));
             }
         }
+#if QB_TILE6_SIGNED
+        put_signed_starts(tile, i);
+#endif
+    }
 }
 #endif
 
@@ -953,9 +1037,9 @@ static void pack_q6k_x16_vec(const void *w, int64_t r0, int64_t cols, uint8_t *t
 // 2k.. (and hmask bit 4n + k, as 4); D = d x sc per 16 values, and Q2_K's M after the steps.
 static inline __attribute__((always_inline)) void pack_k23_vec(const void *w, const int three, int64_t r0, int64_t cols,
                                                                uint8_t *tile) {
-    const int64_t nb = cols / 256, bb = three ? QB_TILE6_BLOCK_BYTES : QB_TILE2K_BLOCK_BYTES;
+    const int64_t nb = cols / 256, bb = three ? TILE6_BYTES : QB_TILE2K_BLOCK_BYTES, steps = three ? TILE6_STEPS : 128;
     const int64_t bytes = three ? (int64_t)sizeof(block_q3_K) : (int64_t)sizeof(block_q2_K);
-    const __m256i m3 = _mm256_set1_epi8(3);
+    const __m256i m3 = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(three && QB_TILE6_SIGNED ? 4 : 0);
     const __m128i lo4 = _mm_set1_epi8(0x0F);
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *qs[QB_TILE_ROWS], *hmask[QB_TILE_ROWS];
@@ -980,10 +1064,16 @@ static inline __attribute__((always_inline)) void pack_k23_vec(const void *w, co
                 qs[r] = b->qs;
                 hmask[r] = NULL;
             }
+#if QB_TILE6_SIGNED
+            if (three) {
+                put_signed_scales(tile, i, r, _mm256_cvtss_f32(dv), sc);
+                continue;
+            }
+#endif
             scales16_f32(sc, dv, d[r]);
             if (!three) scales16_f32(mn, mv, m[r]);
         }
-        put_scales16(tile, bb, i, 0, (const float(*)[16])d);
+        if (!three || !QB_TILE6_SIGNED) put_scales16(tile, bb, i, 0, (const float(*)[16])d);
         if (!three) put_scales16(tile, bb, i, QB_TILE6_BLOCK_BYTES, (const float(*)[16])m);
         for (int n = 0; n < 2; n++) {
             __m256i v[2][2][QB_TILE_ROWS];
@@ -993,12 +1083,15 @@ static inline __attribute__((always_inline)) void pack_k23_vec(const void *w, co
                 for (int k = 0; k < 4; k++) {
                     __m256i x = _mm256_and_si256(_mm256_srli_epi16(q, 2 * k), m3);
                     if (three) x = _mm256_or_si256(x, q3k_high_256(hm, 4 * n + k));
-                    v[k / 2][k % 2][r] = x;
+                    v[k / 2][k % 2][r] = _mm256_sub_epi8(x, bias);
                 }
             }
-            put_blocks16(tile, bb, 128, 8 * i + 4 * n, v[0], 1);
-            put_blocks16(tile, bb, 128, 8 * i + 4 * n + 2, v[1], 1);
+            put_blocks16(tile, bb, steps, 8 * i + 4 * n, v[0], 1);
+            put_blocks16(tile, bb, steps, 8 * i + 4 * n + 2, v[1], 1);
         }
+#if QB_TILE6_SIGNED
+        if (three) put_signed_starts(tile, i);
+#endif
     }
 }
 #endif
@@ -1152,101 +1245,158 @@ QB_GEMM6_VNNI(6, 2)
 QB_GEMM6_VNNI(4, 2)
 QB_GEMM6_VNNI(1, 2)
 #elif defined(__AVX2__)
-// Block `b` of a Q6_K tile (both 8-row halves) against `n` activation rows (2, or a column
-// block's last odd one), whose f32 sums are acc[16 c + row]. 16-bit lanes hold two steps of
-// 6-bit values (63 x 127 x 2 x 2 = 32004), so each 16-value half widens twice; with `narrow`
-// (Q2_K's and Q3_K's values, 0..7) they hold all four (7 x 128 x 2 x 4 = 7168) and it widens
-// once: 16 vpmaddubsw and 4 vpmaddwd per 32 values in place of 16 and 8, where one multiply
-// pipe (Zen 1's, Zen 3's vpmaddwd) is the bound.
-static inline __attribute__((always_inline)) void block6_x16(const uint8_t *blk, const qb_q8a *x, const int32_t *offs16,
-                                                             int64_t nb, int64_t b, float *acc, const int n, const int mins,
-                                                             const int narrow) {
-    const __m256i ones = _mm256_set1_epi16(1);
+// Block `b` of a signed tile (both 8-row halves) against `n` activation rows (1..4), whose
+// f32 sums are acc[16 c + row]. Without VNNI every multiply goes through vpmaddubsw
+// (unsigned x signed bytes) and vpmaddwd, which share two pipes with the f32 multiplies and
+// fmas on AMD Zen 4 (results/q6k-signed-avx2-2026-12-04-zen4/): with unsigned values, an
+// offset and an f32 scale per 16 values, Q6_K took 8 vpmaddubsw, 4 vpmaddwd, 2 multiplies
+// and 2 fmas per 32 values and 8 rows. Here the activations meet the multiplier as unsigned
+// bytes (x + 128, one xor per block) and the values signed (Q6_K q - 32, Q3_K q - 4). A
+// 16-bit lane holds four Q6_K products (4 x 255 x 32 = 32640), so each pair of steps is
+// widened by one vpmaddwd that also applies the rows' integer scales; with `narrow` (Q3_K,
+// 8 x 255 x 4 = 8160) a whole 16-value half is. Each sum starts at the tile's K (which takes
+// the bias's 128 x scale x value sums back out: weights only, made by the packer) and is
+// exact, and the f32 work is one multiply and one fma per 32 values: for Q6_K 14 of those
+// pipes' operations in place of 16, for Q3_K 12 in place of 14.
+static inline __attribute__((always_inline)) void block6s_x16(const uint8_t *blk, const qb_q8a *x, int64_t nb, int64_t b,
+                                                              float *acc, const int n, const int narrow) {
+    // Each row's dword of two int16 scales (halves 0 and 1) to the half's scale in both words.
+    const __m256i half0 = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
+    const __m256i half1 = _mm256_setr_epi8(2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15, 2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15);
+    uint8_t xa[4][32];
+    __m256i is[4][2];
+    for (int c = 0; c < n; c++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)x[c * nb + b].qs);
+        _mm256_storeu_si256((__m256i *)xa[c], _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80)));
+        for (int rh = 0; rh < 2; rh++) is[c][rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * rh));
+    }
 #pragma clang loop unroll(disable)
-    for (int h = 0; h < 2; h++) {
-        __m256i is[2][2];
-        for (int c = 0; c < n; c++)
-            is[c][0] = is[c][1] = mins ? _mm256_setzero_si256() : _mm256_set1_epi32(offs16[c * 2 * nb + 2 * b + h]);
+    for (int s = 0; s < 8; s += narrow ? 4 : 2) {
+        __m256i sc[2];
+        for (int rh = 0; rh < 2; rh++) sc[rh] = _mm256_shuffle_epi8(_mm256_loadu_si256((const __m256i *)(blk + 64 + 32 * rh)), s < 4 ? half0 : half1);
         if (narrow) {
-            __m256i p[2][2];
-            for (int c = 0; c < n; c++) p[c][0] = p[c][1] = _mm256_setzero_si256();
-#pragma clang loop unroll(disable)
-            for (int s = 4 * h; s < 4 * h + 4; s++) {
+            __m256i p[4][2];
+            for (int t = s; t < s + 4; t++) {
                 __m256i w[2];
-                for (int rh = 0; rh < 2; rh++) w[rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * s + 32 * rh));
+                for (int rh = 0; rh < 2; rh++) w[rh] = _mm256_loadu_si256((const __m256i *)(blk + TILE6_STEPS + 64 * t + 32 * rh));
                 for (int c = 0; c < n; c++) {
                     int32_t v;
-                    memcpy(&v, x[c * nb + b].qs + 4 * s, 4);
+                    memcpy(&v, xa[c] + 4 * t, 4);
                     const __m256i xv = _mm256_set1_epi32(v);
-                    for (int rh = 0; rh < 2; rh++) p[c][rh] = _mm256_add_epi16(p[c][rh], _mm256_maddubs_epi16(w[rh], xv));
+                    for (int rh = 0; rh < 2; rh++) {
+                        const __m256i q = _mm256_maddubs_epi16(xv, w[rh]);
+                        p[c][rh] = t == s ? q : _mm256_add_epi16(p[c][rh], q);
+                    }
                 }
             }
             for (int c = 0; c < n; c++)
-                for (int rh = 0; rh < 2; rh++) is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_madd_epi16(p[c][rh], ones));
-        } else {
+                for (int rh = 0; rh < 2; rh++) is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_madd_epi16(p[c][rh], sc[rh]));
+            continue;
+        }
+        __m256i w[2][2];
+        for (int k = 0; k < 2; k++)
+            for (int rh = 0; rh < 2; rh++) w[k][rh] = _mm256_loadu_si256((const __m256i *)(blk + TILE6_STEPS + 64 * (s + k) + 32 * rh));
+        for (int c = 0; c < n; c++) {
+            int32_t v0, v1;
+            memcpy(&v0, xa[c] + 4 * s, 4);
+            memcpy(&v1, xa[c] + 4 * s + 4, 4);
+            const __m256i x0 = _mm256_set1_epi32(v0), x1 = _mm256_set1_epi32(v1);
+            for (int rh = 0; rh < 2; rh++) {
+                const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(x0, w[0][rh]), _mm256_maddubs_epi16(x1, w[1][rh]));
+                is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_madd_epi16(p, sc[rh]));
+            }
+        }
+    }
+    for (int rh = 0; rh < 2; rh++) {
+        const __m256 d = _mm256_loadu_ps((const float *)(blk + 32 * rh));
+        for (int c = 0; c < n; c++) {
+            float *sum = acc + 16 * c + 8 * rh;
+            const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c * nb + b].d));
+            _mm256_storeu_ps(sum, _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c][rh]), scale, _mm256_loadu_ps(sum)));
+        }
+    }
+}
+
+// Block `b` of a Q2_K tile (Q6_K's unsigned layout with minimums; both 8-row halves)
+// against `n` activation rows (2, or a column block's last odd one), whose f32 sums are
+// acc[16 c + row]. 16-bit lanes hold all four steps of a 16-value half of its values (0..3:
+// 3 x 128 x 2 x 4 = 3072), widened once per half; the sums start at 0 and the activations'
+// sums per 16 (`sums16`) meet the minimums.
+static inline __attribute__((always_inline)) void block2k_x16(const uint8_t *blk, const qb_q8a *x, const int32_t *sums16,
+                                                              int64_t nb, int64_t b, float *acc, const int n) {
+    const __m256i ones = _mm256_set1_epi16(1);
 #pragma clang loop unroll(disable)
-            for (int s = 4 * h; s < 4 * h + 4; s += 2) {
-                __m256i w[2][2];
-                for (int k = 0; k < 2; k++)
-                    for (int rh = 0; rh < 2; rh++) w[k][rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * (s + k) + 32 * rh));
-                for (int c = 0; c < n; c++) {
-                    int32_t v0, v1;
-                    memcpy(&v0, x[c * nb + b].qs + 4 * s, 4);
-                    memcpy(&v1, x[c * nb + b].qs + 4 * s + 4, 4);
-                    __m256i x0 = _mm256_set1_epi32(v0), x1 = _mm256_set1_epi32(v1);
-                    for (int rh = 0; rh < 2; rh++) {
-                        __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(w[0][rh], x0), _mm256_maddubs_epi16(w[1][rh], x1));
-                        is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_madd_epi16(p, ones));
-                    }
-                }
+    for (int h = 0; h < 2; h++) {
+        __m256i p[2][2];
+        for (int c = 0; c < n; c++) p[c][0] = p[c][1] = _mm256_setzero_si256();
+#pragma clang loop unroll(disable)
+        for (int s = 4 * h; s < 4 * h + 4; s++) {
+            __m256i w[2];
+            for (int rh = 0; rh < 2; rh++) w[rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 64 * s + 32 * rh));
+            for (int c = 0; c < n; c++) {
+                int32_t v;
+                memcpy(&v, x[c * nb + b].qs + 4 * s, 4);
+                const __m256i xv = _mm256_set1_epi32(v);
+                for (int rh = 0; rh < 2; rh++) p[c][rh] = _mm256_add_epi16(p[c][rh], _mm256_maddubs_epi16(w[rh], xv));
             }
         }
         for (int rh = 0; rh < 2; rh++) {
             __m256 d = _mm256_loadu_ps((const float *)(blk + 64 * h + 32 * rh));
+            __m256 mv = _mm256_loadu_ps((const float *)(blk + QB_TILE6_BLOCK_BYTES + 64 * h + 32 * rh));
             for (int c = 0; c < n; c++) {
                 float *sum = acc + 16 * c + 8 * rh;
                 __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c * nb + b].d));
-                __m256 a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c][rh]), scale, _mm256_loadu_ps(sum));
-                if (mins) {
-                    __m256 mv = _mm256_loadu_ps((const float *)(blk + QB_TILE6_BLOCK_BYTES + 64 * h + 32 * rh));
-                    a = _mm256_fnmadd_ps(mv, _mm256_set1_ps((float)offs16[c * 2 * nb + 2 * b + h] * x[c * nb + b].d), a);
-                }
+                __m256 a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(p[c][rh], ones)), scale, _mm256_loadu_ps(sum));
+                a = _mm256_fnmadd_ps(mv, _mm256_set1_ps((float)sums16[c * 2 * nb + 2 * b + h] * x[c * nb + b].d), a);
                 _mm256_storeu_ps(sum, a);
             }
         }
     }
 }
 
-// Activation rows [0, count) (count a multiple of `g`: 2, or 1 for a column block's last odd
-// row) against a Q6_K tile (or with `mins` a Q2_K one), block by block as gemm_avx2.
-static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16,
+// Activation rows [0, count) (count a multiple of `g`) against a tile of `six`'s kind
+// (gemm_tiles'), block by block as gemm_avx2: signed Q6_K and Q3_K tiles `g` rows (4, or a
+// column block's last 1-3) at a time, Q2_K tiles 2 (or the last odd row).
+static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *sums16,
                                                              int64_t count, int64_t nb, float *y, int64_t ystride, const int g,
-                                                             const int mins, const int narrow) {
-    const int64_t bb = mins ? QB_TILE2K_BLOCK_BYTES : QB_TILE6_BLOCK_BYTES;
+                                                             const int six) {
+    const int64_t bb = six == 2 ? QB_TILE2K_BLOCK_BYTES : TILE6_BYTES;
     const int64_t chunk = 16;
     float acc[16 * QB_TILE_ROWS];
     for (int64_t c0 = 0; c0 < count; c0 += chunk) {
         int64_t n = count - c0 < chunk ? count - c0 : chunk;
         memset(acc, 0, sizeof(float) * (size_t)(16 * n));
         for (int64_t b = 0; b < nb; b++)
-            for (int64_t c = 0; c < n; c += g)
-                block6_x16(tile + b * bb, x + (c0 + c) * nb, offs16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c, g, mins, narrow);
+            for (int64_t c = 0; c < n; c += g) {
+                if (six == 2) block2k_x16(tile + b * bb, x + (c0 + c) * nb, sums16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c, g);
+                else block6s_x16(tile + b * bb, x + (c0 + c) * nb, nb, b, acc + 16 * c, g, six == 3);
+            }
         for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
 }
-// One function per tile kind (`six` as gemm_tiles'), each with its constants folded in.
-static void gemm6_avx2_pairs(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t nb, float *y,
-                             int64_t ystride, int six) {
-    if (six == 2) gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 1, 1);
-    else if (six == 3) gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 0, 1);
-    else gemm6_avx2(tile, x, offs16, count, nb, y, ystride, 2, 0, 0);
+// One function per tile kind and group size, each with its constants folded in; a group of
+// fewer rows (a column block's last ones) keeps each row's arithmetic, so its outputs.
+static void gemm6_avx2_groups(const uint8_t *tile, const qb_q8a *x, const int32_t *sums16, int64_t count, int64_t nb, float *y,
+                              int64_t ystride, int six) {
+    if (six == 1) gemm6_avx2(tile, x, NULL, count, nb, y, ystride, 4, 1);
+    else if (six == 3) gemm6_avx2(tile, x, NULL, count, nb, y, ystride, 4, 3);
+    else gemm6_avx2(tile, x, sums16, count, nb, y, ystride, 2, 2);
 }
-// The last odd row: the same arithmetic as in a pair, so the same outputs.
-static void gemm6_avx2_one(const uint8_t *tile, const qb_q8a *x, const int32_t *offs16, int64_t nb, float *y, int six) {
-    if (six == 2) gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 1, 1);
-    else if (six == 3) gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 0, 1);
-    else gemm6_avx2(tile, x, offs16, 1, nb, y, 0, 1, 0, 0);
+#define QB_GEMM6_REST(six)                                                                                          \
+    switch (n) {                                                                                                    \
+    case 3: gemm6_avx2(tile, x, NULL, 3, nb, y, ystride, 3, six); break;                                           \
+    case 2: gemm6_avx2(tile, x, NULL, 2, nb, y, ystride, 2, six); break;                                           \
+    default: gemm6_avx2(tile, x, NULL, 1, nb, y, ystride, 1, six); break;                                          \
+    }
+static void gemm6_avx2_rest(const uint8_t *tile, const qb_q8a *x, const int32_t *sums16, int64_t n, int64_t nb, float *y,
+                            int64_t ystride, int six) {
+    if (six == 1) {
+        QB_GEMM6_REST(1)
+    } else if (six == 3) {
+        QB_GEMM6_REST(3)
+    } else gemm6_avx2(tile, x, sums16, 1, nb, y, ystride, 1, 2);
 }
+#undef QB_GEMM6_REST
 #endif
 
 // Both tile kinds' products: the AVX-512 set takes the tiles in pairs (vnni_tiles), the AVX2
@@ -1258,7 +1408,8 @@ static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits
                        int64_t count, int64_t cols, float *y, int64_t ystride) {
     const int mins = six == 2;
     int64_t nb = cols / 32,
-            tstride = nb * (mins ? QB_TILE2K_BLOCK_BYTES : six ? QB_TILE6_BLOCK_BYTES : qb_gemm_tile_block_bytes(bits));
+            tstride = nb * (six ? qb_gemm_tile6_block_bytes(six == 1 ? QB_Q6_K : six == 2 ? QB_Q2_K : QB_Q3_K)
+                                : qb_gemm_tile_block_bytes(bits));
     int64_t ostride = six ? 2 * nb : nb;  // Q6_K's offsets (Q2_K's sums) are per 16 values
 #if defined(QB_AVX512)
     static const vnni_shapes k = {gemm_vnni6x2, gemm_vnni4x2, gemm_vnni1x2, gemm_vnni8x1, gemm_vnni4x1, gemm_vnni1x1};
@@ -1269,10 +1420,11 @@ static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits
     for (int64_t t = 0; t < tiles; t++) {
         const uint8_t *tp = tile + t * tstride;
         float *yt = y + QB_TILE_ROWS * t;
-        if (six) {  // pairs of activation rows, then an odd last one
-            const int64_t c = count & ~(int64_t)1;
-            gemm6_avx2_pairs(tp, x, offs, c, nb, yt, ystride, six);
-            if (c < count) gemm6_avx2_one(tp, x + c * nb, offs + c * ostride, nb, yt + c * ystride, six);
+        if (six) {  // groups of activation rows (Q2_K 2, the others 4), then the last rows
+            const int64_t c = six == 2 ? count & ~(int64_t)1 : count & ~(int64_t)3;
+            gemm6_avx2_groups(tp, x, offs, c, nb, yt, ystride, six);
+            if (c < count)
+                gemm6_avx2_rest(tp, x + c * nb, six == 2 ? offs + c * ostride : NULL, count - c, nb, yt + c * ystride, ystride, six);
         } else {  // groups of four, then the last 1-3 rows
             const int64_t c = count & ~(int64_t)3;
             gemm_avx2_kernel(bits, offs != NULL, 0)(tp, x, offs, c, nb, yt, ystride);

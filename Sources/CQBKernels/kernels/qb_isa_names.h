@@ -46,6 +46,7 @@
 #define qb_dequantize_row_mlx QB_ISA_NAME(dequantize_row_mlx)
 #define qb_gemm_wide_values QB_ISA_NAME(gemm_wide_values)
 #define qb_gemm_tile_block_bytes QB_ISA_NAME(gemm_tile_block_bytes)
+#define qb_gemm_tile6_block_bytes QB_ISA_NAME(gemm_tile6_block_bytes)
 #define qb_tile_offset QB_ISA_NAME(tile_offset)
 #define qb_pack_tile_ggml QB_ISA_NAME(pack_tile_ggml)
 #define qb_pack_tile_mlx QB_ISA_NAME(pack_tile_mlx)

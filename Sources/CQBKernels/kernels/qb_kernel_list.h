@@ -107,6 +107,7 @@
     /* qb_gemm.h */                                                                                                  \
     R(int, gemm_wide_values, (void), ())                                                                             \
     R(int64_t, gemm_tile_block_bytes, (int32_t bits), (bits))                                                        \
+    R(int64_t, gemm_tile6_block_bytes, (int32_t type), (type))                                                       \
     R(int, tile_offset, (int32_t type, int32_t *width, int32_t *k), (type, width, k))                                \
     V(pack_tile_ggml, (int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile),   \
       (type, interleaved, w, r0, cols, tile))                                                                        \
