@@ -952,13 +952,14 @@ static void pack_q6k_vec(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
     const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(0x03), bias = _mm256_set1_epi8(QB_TILE6_SIGNED ? 32 : 0);
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *blk[QB_TILE_ROWS];
+#if !QB_TILE6_SIGNED
         float d[QB_TILE_ROWS][16];
+#endif
         for (int r = 0; r < QB_TILE_ROWS; r++) {
             blk[r] = (const uint8_t *)w + ((r0 + r) * nb + i) * 210;
             qb_half hd;
             memcpy(&hd, blk[r] + 208, 2);
 #if QB_TILE6_SIGNED
-            (void)d;
             put_signed_scales(tile, i, r, h2f(hd), _mm_loadu_si128((const __m128i *)(blk[r] + 192)));
 #else
             scales16_f32(_mm_loadu_si128((const __m128i *)(blk[r] + 192)), _mm256_set1_ps(h2f(hd)), d[r]);
@@ -1360,7 +1361,7 @@ static inline __attribute__((always_inline)) void block2k_x16(const uint8_t *blk
 static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *sums16,
                                                              int64_t count, int64_t nb, float *y, int64_t ystride, const int g,
                                                              const int six) {
-    const int64_t bb = six == 2 ? QB_TILE2K_BLOCK_BYTES : TILE6_BYTES;
+    const int64_t bb = qb_gemm_tile6_block_bytes(six == 2 ? QB_Q2_K : QB_Q6_K);
     const int64_t chunk = 16;
     float acc[16 * QB_TILE_ROWS];
     for (int64_t c0 = 0; c0 < count; c0 += chunk) {
