@@ -38,10 +38,12 @@ extension Linear {
     static let tileColumnBlock = 16
 
     /// Y = X Wᵀ on int8 dot products: X quantized per 32 values (as decode quantizes for
-    /// 32-value formats), weights unpacked once per product into 16-row tiles (`qb_gemm.h`).
+    /// 32-value formats; per 256 where the set's product takes them so, as decode quantizes for
+    /// the K-quants), weights unpacked once per product into 16-row tiles (`qb_gemm.h`).
     static func matmulInt8(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
     ) {
+        if IntTiles.activationBlock(w) == 256 { return matmulSuperBlocks(w, x, y, count: count, pool: pool) }
         let nb = w.cols / 32, cols = Int64(w.cols), rows = w.rows
         let sixBit = IntTiles.sixteenValueScales(w), bits = IntTiles.valueBits(w)
         let minima = w.format == .ggml(.q2_K), offset = IntTiles.offset(w)
@@ -56,8 +58,47 @@ extension Linear {
                 if let o = offset { qb_q8a_offsets(xq + c * nb, Int64(nb), o.width, o.k, offs + c * perRow) }
             }
         }
-        let tileRows = Int(QB_TILE_ROWS)
         let tileBytes = nb * (sixBit ? Int(qb_gemm_tile6_block_bytes(w.format.ggmlID)) : Int(qb_gemm_tile_block_bytes(bits)))
+        forEachTileTask(w, tileBytes: tileBytes, count: count, y: y, pool: pool) { scratch, tiles, c0, n, out in
+            if minima {
+                qb_gemm_tiles_q2k(scratch, Int64(tiles), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
+            } else if w.format == .ggml(.q3_K) {
+                qb_gemm_tiles_q3k(scratch, Int64(tiles), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
+            } else if sixBit {
+                qb_gemm_tiles6(scratch, Int64(tiles), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
+            } else {
+                qb_gemm_tiles(
+                    scratch, Int64(tiles), bits, xq + c0 * nb, offset == nil ? nil : offs + c0 * perRow, Int64(n), cols,
+                    out, Int64(rows))
+            }
+        }
+    }
+
+    /// Q4_K, Q6_K and Q3_K where the set's product takes activations per 256 values
+    /// (`qb_gemm_activation_block`): X quantized as q8k, the tiles' integer scales (and Q4_K's
+    /// minimums) met in integers per super-block.
+    static func matmulSuperBlocks(
+        _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
+    ) {
+        let nsb = w.cols / 256, cols = Int64(w.cols), rows = Int64(w.rows), type = w.format.ggmlID
+        let xk = pool.activationScratch(bytes: count * nsb * MemoryLayout<qb_q8k>.stride).bindMemory(to: qb_q8k.self, capacity: count * nsb)
+        pool.parallelFor(count, grain: 8) { range, _ in
+            for c in range { qb_quantize_q8k(x + c * w.cols, xk + c * nsb, cols) }
+        }
+        let tileBytes = w.format == .ggml(.q4_K) ? nsb * Int(QB_TILE4K_BYTES) : nsb * 8 * Int(QB_TILE6S_BLOCK_BYTES)
+        forEachTileTask(w, tileBytes: tileBytes, count: count, y: y, pool: pool) { scratch, tiles, c0, n, out in
+            qb_gemm_tiles_q8k(type, scratch, Int64(tiles), xk + c0 * nsb, Int64(n), cols, out, rows)
+        }
+    }
+
+    /// Packs each task's tiles (`tilesPerTask` of 16 rows, `tileBytes` each, side by side in
+    /// the thread's scratch) once, then runs `product(scratch, tiles, c0, n, out)` for each
+    /// block of up to `tileColumnBlock` activation rows from c0, `out` the tiles' outputs.
+    static func forEachTileTask(
+        _ w: Matrix, tileBytes: Int, count: Int, y: UnsafeMutablePointer<Float>, pool: ThreadPool,
+        _ product: (UnsafeMutablePointer<UInt8>, Int, Int, Int, UnsafeMutablePointer<Float>) -> Void
+    ) {
+        let tileRows = Int(QB_TILE_ROWS), rows = w.rows
         pool.parallelFor(rows / tileRows, grain: tilesPerTask) { range, thread in
             let scratch = UnsafeMutableRawPointer(pool.scratch(thread: thread, floats: (range.count * tileBytes + 3) / 4))
                 .assumingMemoryBound(to: UInt8.self)
@@ -66,18 +107,7 @@ extension Linear {
             while c0 < count {
                 let n = min(tileColumnBlock, count - c0)
                 // The task's tiles lie side by side in `scratch` and their outputs in `y`.
-                let out = y + c0 * rows + range.lowerBound * tileRows
-                if minima {
-                    qb_gemm_tiles_q2k(scratch, Int64(range.count), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
-                } else if w.format == .ggml(.q3_K) {
-                    qb_gemm_tiles_q3k(scratch, Int64(range.count), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
-                } else if sixBit {
-                    qb_gemm_tiles6(scratch, Int64(range.count), xq + c0 * nb, offs + c0 * perRow, Int64(n), cols, out, Int64(rows))
-                } else {
-                    qb_gemm_tiles(
-                        scratch, Int64(range.count), bits, xq + c0 * nb, offset == nil ? nil : offs + c0 * perRow, Int64(n), cols,
-                        out, Int64(rows))
-                }
+                product(scratch, range.count, c0, n, y + c0 * rows + range.lowerBound * tileRows)
                 c0 += n
             }
         }
@@ -118,6 +148,14 @@ enum IntTiles {
     static func offset(_ t: GGMLType) -> (width: Int32, k: Int32)? {
         var width: Int32 = 0, k: Int32 = 0
         return qb_tile_offset(t.rawValue, &width, &k) != 0 ? (width, k) : nil
+    }
+
+    /// Values per activation block of `w`'s prefill product: 256 for the K-quants whose tiles
+    /// the active set multiplies per super-block (the avx2 set's Q4_K, Q6_K and Q3_K), 32
+    /// otherwise. Asked each time, as `wideValues`.
+    static func activationBlock(_ w: Matrix) -> Int {
+        guard case .ggml(let t) = w.format else { return 32 }
+        return Int(qb_gemm_activation_block(t.rawValue))
     }
 
     /// Whether `w` takes Q6_K's tiles (a scale per 16 values: Q6_K, Q3_K's values in them, and

@@ -43,7 +43,8 @@ public enum Reference {
 
     /// y = W x, accumulated in Double. Quantized weights see activations quantized as the
     /// fast kernels quantize them: in blocks of `activationBlock` values (by default the
-    /// format's decode block; 4- and 6-bit prefill uses 32 for every format).
+    /// format's decode block; prefill uses 32 for every format but the avx2 set's Q4_K, Q6_K
+    /// and Q3_K: `IntTiles.activationBlock`).
     public static func matvec(_ w: Matrix, _ x: [Float], activationBlock: Int? = nil) -> [Float] {
         let values = values(w)
         var xs = x

@@ -451,7 +451,8 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
     }
 
     /// Prefill of quantized weights runs on int8 dot products over 16-row tiles: equal to the
-    /// reference with activations quantized per 32 values, for every layout and scale type
+    /// reference with activations quantized per 32 values (Q4_K per 256 on the avx2 set, whose
+    /// tiles are per super-block), for every layout and scale type
     /// (5- and 8-bit formats on the AVX2 and AVX-512 sets), with activation counts that leave remainders of
     /// the 8- and 4-row passes, and the same at any thread count.
     func testIntPrefillMatchesReferenceWithQuantizedActivations() throws {
@@ -519,7 +520,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 for count in [2, 5, 15, 29] {
                     let x = randoms(count * cols, scale: 2)
                     let expected = (0..<count).flatMap {
-                        Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: 32)
+                        Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: IntTiles.activationBlock(w))
                     }
                     var y1 = [Float](repeating: .nan, count: count * rows), y2 = y1
                     Linear.matmul(w, x, &y1, count: count, pool: ThreadPool(threads: 1))
@@ -527,6 +528,45 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                     XCTAssertLessThan(relativeError(y1, expected), 2e-5, "\(name) x \(count)")
                     XCTAssertEqual(y1, y2, "\(name) x \(count): same at any thread count")
                 }
+            }
+        }
+    }
+
+    /// Q6_K's and Q3_K's tile products with activations per 32 values (`qb_gemm_tiles6`,
+    /// `qb_gemm_tiles_q3k`, with the offsets the set's tiles take) on every set, the avx2 set's
+    /// signed tiles included, though its prefill takes them per 256 (`qb_gemm_tiles_q8k`):
+    /// equal to the reference with activations per 32.
+    func testSixteenValueTilesWithActivationsPer32MatchReference() throws {
+        try onEveryKernelSet {
+            let rows = 32, cols = 768, count = 7, nb = cols / 32
+            for t in [GGMLType.q6_K, .q3_K] {
+                let w = randomBlocks(t, rows: rows, cols: cols)
+                let x = randoms(count * cols, scale: 2)
+                let offset = IntTiles.offset(w)
+                let perRow = offset.map { nb * 32 / Int($0.width) } ?? 0
+                var xq = [qb_q8a](repeating: qb_q8a(), count: count * nb)
+                var offs = [Int32](repeating: 0, count: max(1, count * perRow))
+                x.withUnsafeBufferPointer { xp in
+                    xq.withUnsafeMutableBufferPointer { q in
+                        for c in 0..<count {
+                            qb_quantize_q8a(xp.baseAddress! + c * cols, q.baseAddress! + c * nb, Int64(cols))
+                            if let o = offset { qb_q8a_offsets(q.baseAddress! + c * nb, Int64(nb), o.width, o.k, &offs[c * perRow]) }
+                        }
+                    }
+                }
+                let tileBytes = nb * Int(qb_gemm_tile6_block_bytes(t.rawValue))
+                var tiles = [UInt8](repeating: 0, count: 2 * tileBytes)
+                tiles.withUnsafeMutableBufferPointer { p in
+                    for k in 0..<2 { IntTiles.pack(w, rows: 16 * k, into: p.baseAddress! + k * tileBytes) }
+                }
+                var y = [Float](repeating: .nan, count: count * rows)
+                offs.withUnsafeBufferPointer { o in
+                    let op = offset == nil ? nil : o.baseAddress
+                    if t == .q6_K { qb_gemm_tiles6(tiles, 2, xq, op, Int64(count), Int64(cols), &y, Int64(rows)) }
+                    else { qb_gemm_tiles_q3k(tiles, 2, xq, op, Int64(count), Int64(cols), &y, Int64(rows)) }
+                }
+                let expected = (0..<count).flatMap { Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: 32) }
+                XCTAssertLessThan(relativeError(y, expected), 2e-5, "\(t.name), activations per 32")
             }
         }
     }
@@ -586,6 +626,22 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         return w
     }
 
+    /// Q4_K blocks with d and dmin 1 and every scale byte 0x21 (sub-blocks 0-3 scale and
+    /// minimum 33, 4-7 scale 1 and minimum 2: two super-blocks' sums stay below 2^24, so every
+    /// f32 step is exact), half the super-blocks with every value 15.
+    func extremeQ4K(rows: Int, cols: Int) -> Matrix {
+        let w = randomBlocks(.q4_K, rows: rows, cols: cols)
+        let raw = UnsafeMutableRawPointer(mutating: w.base)
+        for b in 0..<(rows * cols / 256) {
+            let blk = raw + b * GGMLType.q4_K.blockBytes
+            for o in [0, 2] { blk.storeBytes(of: Float16(1).bitPattern, toByteOffset: o, as: UInt16.self) }
+            for i in 4..<16 { blk.storeBytes(of: UInt8(0x21), toByteOffset: i, as: UInt8.self) }
+            guard Bool.random(using: &rng) else { continue }
+            for i in 16..<144 { blk.storeBytes(of: UInt8(0xFF), toByteOffset: i, as: UInt8.self) }
+        }
+        return w
+    }
+
     /// MLX 8-bit rows with scales 1 and small integer biases, half the 32-value blocks all 255.
     func extremeMLX8(rows: Int, cols: Int, group: Int) -> Matrix {
         let bytes = UnsafeMutablePointer<UInt8>.allocate(capacity: rows * cols)
@@ -622,9 +678,14 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                     cases.append(("\(t) interleaved \(cols)", extremeBlocks(t, rows: rows, cols: cols).interleavedForDecode(pool: ThreadPool(threads: 1))!))
                 }
                 cases.append(("MLX 8-bit g32 \(cols)", extremeMLX8(rows: rows, cols: cols, group: 32)))
+                if cols == 384 {  // two super-blocks (of 256 columns)
+                    let q4k = extremeQ4K(rows: rows, cols: 512)
+                    cases.append(("Q4_K 512", q4k))
+                    cases.append(("Q4_K interleaved 512", q4k.interleavedForDecode(pool: ThreadPool(threads: 1))!))
+                }
                 if cols % 64 == 0 { cases.append(("MLX 8-bit g64 \(cols)", extremeMLX8(rows: rows, cols: cols, group: 64))) }
                 for (name, w) in cases {
-                    XCTAssertEqual(IntTiles.fits(w), KernelSet.active != .portable || w.format == .ggml(.q4_0), name)
+                    XCTAssertEqual(IntTiles.fits(w), KernelSet.active != .portable || [.ggml(.q4_0), .ggml(.q4_K)].contains(w.format), name)
                     assertExactAtExtremes(w, name: name)
                 }
             }
@@ -662,7 +723,7 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 if mode == 2 { x[32 * b + Int.random(in: 0..<32, using: &rng)] = Bool.random(using: &rng) ? 127 : -127 }
             }
             let expected = (0..<count).flatMap {
-                Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: 32)
+                Reference.matvec(w, Array(x[($0 * cols)..<(($0 + 1) * cols)]), activationBlock: IntTiles.activationBlock(w))
             }
             var y = [Float](repeating: .nan, count: count * rows)
             Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))

@@ -54,6 +54,30 @@ int64_t qb_gemm_tile6_block_bytes(int32_t type) {
     return TILE6_BYTES;
 }
 
+// Without VNNI, Q4_K's tiles are per super-block (QB_TILE4K_BYTES, see block4k_x16).
+#if defined(__AVX2__) && !defined(QB_AVX512)
+#define QB_TILE4K_SUPER 1
+#else
+#define QB_TILE4K_SUPER 0
+#endif
+
+// Row r's d, dmin, 6-bit scales sc[8] and minimums mn[8] into super-block `sb` of a Q4_K
+// tile of QB_TILE4K_BYTES (layout in qb_gemm.h).
+static inline void put_q4k_super(uint8_t *sb, int r, float d, float dmin, const uint8_t sc[8], const uint8_t mn[8]) {
+    const float md = -dmin;
+    memcpy(sb + 4 * r, &d, 4);
+    memcpy(sb + 64 + 4 * r, &md, 4);
+    uint8_t *row = sb + 32 * (r / 8) + 4 * (r % 8);
+    for (int j = 0; j < 8; j++) {
+        const int16_t pair[2] = {sc[j], sc[j]};
+        memcpy(row + 128 + 64 * j, pair, 4);
+    }
+    for (int k = 0; k < 4; k++) {
+        const int16_t pair[2] = {mn[2 * k], mn[2 * k + 1]};
+        memcpy(row + 640 + 64 * k, pair, 4);
+    }
+}
+
 // Writes one row's scale and offset into block `b` (of `block_bytes`) of the tile at lane `r`.
 static inline void put_scale(uint8_t *tile, int64_t block_bytes, int64_t b, int r, float d, float m) {
     uint8_t *blk = tile + b * block_bytes;
@@ -347,6 +371,7 @@ static void pack_mlx_vec(int32_t bits, int64_t group, const uint32_t *w, const v
 static inline __attribute__((always_inline)) void pack_k_vec(int fifth, const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 256;
     const int64_t bytes = fifth ? 176 : 144, qs = fifth ? 48 : 16;
+    const int super = !fifth && QB_TILE4K_SUPER;  // Q4_K's tiles per super-block
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *blk[QB_TILE_ROWS];
@@ -360,12 +385,19 @@ static inline __attribute__((always_inline)) void pack_k_vec(int fifth, const vo
             memcpy(&hm, blk[r] + 2, 2);
             uint64_t sc, mn;
             q4k_unpack_scales(blk[r] + 4, &sc, &mn);
+            if (super) {
+                uint8_t scb[8], mnb[8];
+                memcpy(scb, &sc, 8);
+                memcpy(mnb, &mn, 8);
+                put_q4k_super(tile + i * QB_TILE4K_BYTES, r, h2f(hd), h2f(hm), scb, mnb);
+                continue;
+            }
             __m256 s8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)sc)));
             __m256 m8 = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)mn)));
             _mm256_storeu_ps(d[r], _mm256_mul_ps(s8, _mm256_set1_ps(h2f(hd))));
             _mm256_storeu_ps(m[r], _mm256_mul_ps(m8, _mm256_set1_ps(-h2f(hm))));
         }
-        for (int j = 0; j < 8; j++)
+        for (int j = 0; j < 8 && !super; j++)
             for (int r = 0; r < QB_TILE_ROWS; r++) put_scale(tile, QB_TILE_BLOCK_BYTES, 8 * i + j, r, d[r][j], m[r][j]);
         for (int p = 0; p < 4; p++) {
             __m256i v[2][QB_TILE_ROWS];
@@ -378,7 +410,8 @@ static inline __attribute__((always_inline)) void pack_k_vec(int fifth, const vo
                     v[1][r] = _mm256_or_si256(v[1][r], bit_to_16(qh[r], 2 * p + 1));
                 }
             }
-            put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, 8 * i + 2 * p, v, 1);
+            if (super) put_blocks16(tile + i * QB_TILE4K_BYTES + 896, 512, 0, 2 * p, v, 1);
+            else put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, 8 * i + 2 * p, v, 1);
         }
     }
 }
@@ -406,13 +439,18 @@ static void pack_q4k_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
             qb_half hd, hm;
             memcpy(&hd, g + 2 * r, 2);
             memcpy(&hm, g + QB_Q4K_X16_DMIN + 2 * r, 2);
-            for (int j = 0; j < 8; j++) {
-                uint8_t sc, mn;
-                q4k_x16_scale_min(g, j, r, &sc, &mn);
-                put_scale(tile, QB_TILE_BLOCK_BYTES, 8 * i + j, r, h2f(hd) * (float)sc, -h2f(hm) * (float)mn);
+            uint8_t sc[8], mn[8];
+            for (int j = 0; j < 8; j++) q4k_x16_scale_min(g, j, r, sc + j, mn + j);
+            if (QB_TILE4K_SUPER) {
+                put_q4k_super(tile + i * QB_TILE4K_BYTES, r, h2f(hd), h2f(hm), sc, mn);
+                continue;
             }
+            for (int j = 0; j < 8; j++)
+                put_scale(tile, QB_TILE_BLOCK_BYTES, 8 * i + j, r, h2f(hd) * (float)sc[j], -h2f(hm) * (float)mn[j]);
         }
-        for (int j = 0; j < 8; j++) nibble_steps(tile + (8 * i + j) * QB_TILE_BLOCK_BYTES + 128, g + QB_Q4K_X16_QS + 256 * j);
+        for (int j = 0; j < 8; j++)
+            nibble_steps(QB_TILE4K_SUPER ? tile + i * QB_TILE4K_BYTES + 896 + 512 * j : tile + (8 * i + j) * QB_TILE_BLOCK_BYTES + 128,
+                         g + QB_Q4K_X16_QS + 256 * j);
     }
 }
 
@@ -1258,18 +1296,21 @@ QB_GEMM6_VNNI(1, 2)
 // 8 x 255 x 4 = 8160) a whole 16-value half is. Each sum starts at the tile's K (which takes
 // the bias's 128 x scale x value sums back out: weights only, made by the packer) and is
 // exact, and the f32 work is one multiply and one fma per 32 values: for Q6_K 14 of those
-// pipes' operations in place of 16, for Q3_K 12 in place of 14.
-static inline __attribute__((always_inline)) void block6s_x16(const uint8_t *blk, const qb_q8a *x, int64_t nb, int64_t b,
-                                                              float *acc, const int n, const int narrow) {
+// pipes' operations in place of 16, for Q3_K 12 in place of 14. With activations per 256
+// values (qb_gemm_tiles_q8k, super6s_x16) the sums run on over a super-block's eight blocks
+// and the f32 work is per 256 values: 12.25 and 10.25.
+// signed_block adds block `blk`'s K and products with the activation rows' 32 bytes xs[c]
+// (1..4 rows) to is[c][half].
+static inline __attribute__((always_inline)) void signed_block(const uint8_t *blk, const int8_t *const xs[4], __m256i is[4][2],
+                                                               const int n, const int narrow) {
     // Each row's dword of two int16 scales (halves 0 and 1) to the half's scale in both words.
     const __m256i half0 = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
     const __m256i half1 = _mm256_setr_epi8(2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15, 2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15);
     uint8_t xa[4][32];
-    __m256i is[4][2];
     for (int c = 0; c < n; c++) {
-        const __m256i q = _mm256_loadu_si256((const __m256i *)x[c * nb + b].qs);
+        const __m256i q = _mm256_loadu_si256((const __m256i *)xs[c]);
         _mm256_storeu_si256((__m256i *)xa[c], _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80)));
-        for (int rh = 0; rh < 2; rh++) is[c][rh] = _mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * rh));
+        for (int rh = 0; rh < 2; rh++) is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * rh)));
     }
 #pragma clang loop unroll(disable)
     for (int s = 0; s < 8; s += narrow ? 4 : 2) {
@@ -1308,14 +1349,57 @@ static inline __attribute__((always_inline)) void block6s_x16(const uint8_t *blk
             }
         }
     }
+}
+
+// The rows' sums is[c][half] (of a block, or of a super-block's eight) into acc: times the
+// tile's d (`blk`'s) and the activation rows' d[c], by one multiply and one fma.
+static inline __attribute__((always_inline)) void signed_sums(const uint8_t *blk, const float ad[4], __m256i is[4][2], float *acc,
+                                                              const int n) {
     for (int rh = 0; rh < 2; rh++) {
         const __m256 d = _mm256_loadu_ps((const float *)(blk + 32 * rh));
         for (int c = 0; c < n; c++) {
             float *sum = acc + 16 * c + 8 * rh;
-            const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c * nb + b].d));
+            const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(ad[c]));
             _mm256_storeu_ps(sum, _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[c][rh]), scale, _mm256_loadu_ps(sum)));
         }
     }
+}
+
+// Block `b` of a signed tile against `n` q8a activation rows (1..4), whose f32 sums are
+// acc[16 c + row].
+static inline __attribute__((always_inline)) void block6s_x16(const uint8_t *blk, const qb_q8a *x, int64_t nb, int64_t b,
+                                                              float *acc, const int n, const int narrow) {
+    const int8_t *xs[4];
+    float ad[4];
+    __m256i is[4][2];
+    for (int c = 0; c < n; c++) {
+        xs[c] = x[c * nb + b].qs;
+        ad[c] = x[c * nb + b].d;
+        is[c][0] = is[c][1] = _mm256_setzero_si256();
+    }
+    signed_block(blk, xs, is, n, narrow);
+    signed_sums(blk, ad, is, acc, n);
+}
+
+// Super-block `i` of a signed tile (its eight blocks, each TILE6_BYTES) against `n` q8k
+// activation rows (1..4): the integer sums run over the eight blocks (below 2^31: each
+// block's stays below 2^25), then one multiply and fma per row (the eight blocks hold the same
+// d).
+static inline __attribute__((always_inline)) void super6s_x16(const uint8_t *sb, const qb_q8k *x, int64_t nsb, int64_t i,
+                                                              float *acc, const int n, const int narrow) {
+    float ad[4];
+    __m256i is[4][2];
+    for (int c = 0; c < n; c++) {
+        ad[c] = x[c * nsb + i].d;
+        is[c][0] = is[c][1] = _mm256_setzero_si256();
+    }
+#pragma clang loop unroll(disable)
+    for (int b = 0; b < 8; b++) {
+        const int8_t *xs[4];
+        for (int c = 0; c < n; c++) xs[c] = x[c * nsb + i].qs + 32 * b;
+        signed_block(sb + b * TILE6_BYTES, xs, is, n, narrow);
+    }
+    signed_sums(sb, ad, is, acc, n);
 }
 
 // Block `b` of a Q2_K tile (Q6_K's unsigned layout with minimums; both 8-row halves)
@@ -1398,6 +1482,7 @@ static void gemm6_avx2_rest(const uint8_t *tile, const qb_q8a *x, const int32_t 
     } else gemm6_avx2(tile, x, sums16, 1, nb, y, ystride, 1, 2);
 }
 #undef QB_GEMM6_REST
+
 #endif
 
 // Both tile kinds' products: the AVX-512 set takes the tiles in pairs (vnni_tiles), the AVX2
@@ -1465,4 +1550,194 @@ void qb_gemm_tiles_q2k(const uint8_t *tile, int64_t tiles, const qb_q8a *x, cons
 void qb_gemm_tiles_q3k(const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count,
                        int64_t cols, float *y, int64_t ystride) {
     gemm_tiles(3, tile, tiles, 6, x, offs16, count, cols, y, ystride);
+}
+
+// ---------------------------------------------------------------------------------------
+// Q4_K per super-block (QB_TILE4K_BYTES; the avx2 set's tiles) against q8k activations.
+
+// Row r of super-block `sb` (the definition): S = sum over sub-blocks j of sc_j x (values .
+// activations), M = sum of mn_j x the activations' sum over sub-block j, both exact; returns
+// d S - dmin M, rounded as block4k_x16 rounds it (which then takes it times the activations'
+// d into the row's sum by one fma).
+static float q4k_super_row(const uint8_t *sb, const qb_q8k *a, int r) {
+    const uint8_t *row = sb + 32 * (r / 8) + 4 * (r % 8);
+    int32_t s = 0, m = 0;
+    for (int j = 0; j < 8; j++) {
+        int32_t dot = 0;
+        for (int st = 0; st < 8; st++)
+            for (int t = 0; t < 4; t++) dot += sb[896 + 512 * j + 64 * st + 4 * r + t] * a->qs[32 * j + 4 * st + t];
+        int16_t sc, mn;
+        memcpy(&sc, row + 128 + 64 * j, 2);
+        memcpy(&mn, row + 640 + 64 * (j / 2) + 2 * (j % 2), 2);
+        s += sc * dot;
+        m += mn * (a->s16[2 * j] + a->s16[2 * j + 1]);
+    }
+    float d, md;
+    memcpy(&d, sb + 4 * r, 4);
+    memcpy(&md, sb + 64 + 4 * r, 4);
+    return fmaf((float)m, md, (float)s * d);
+}
+
+#if QB_TILE4K_SUPER
+// Super-block `i` of a tile (both 8-row halves) against `n` activation rows (1..4), whose f32
+// sums are acc[16 c + row]. Per 32 values and 8 rows the 4-bit tiles took 8 vpmaddubsw, a
+// vpmaddwd by ones, an f32 multiply and two fmas, all on the two pipes the multiplies share
+// on AMD Zen 4 (results/q6k-signed-avx2-2026-12-04-zen4/). With the activations per 256
+// values, each sub-block's 16-bit sums (8 steps of 15 x 127 x 2 = 30480 at most) are widened
+// by one vpmaddwd that also applies the rows' scales, the minimums meet the activations' sums
+// in four vpmaddwd per super-block, and the f32 work is a multiply and two fmas per 256
+// values: about 9.9 of those operations per 32 values in place of 12. The integer sums stay
+// exact (S below 63 x 30480 x 2 x 8 < 2^25; M below 63 x 4064 x 8).
+static inline __attribute__((always_inline)) void block4k_x16(const uint8_t *sb, const qb_q8k *x, int64_t nsb, int64_t i,
+                                                              float *acc, const int n) {
+    __m256i s1[4][2];
+    for (int c = 0; c < n; c++) s1[c][0] = s1[c][1] = _mm256_setzero_si256();
+#pragma clang loop unroll(disable)
+    for (int j = 0; j < 8; j++) {
+        const uint8_t *steps = sb + 896 + 512 * j;
+        __m256i lo[4][2];
+        {  // step 0 starts the 16-bit sums
+            __m256i wv[2];
+            for (int h = 0; h < 2; h++) wv[h] = _mm256_loadu_si256((const __m256i *)(steps + 32 * h));
+            for (int c = 0; c < n; c++) {
+                int32_t v;
+                memcpy(&v, x[c * nsb + i].qs + 32 * j, 4);
+                const __m256i xv = _mm256_set1_epi32(v);
+                for (int h = 0; h < 2; h++) lo[c][h] = _mm256_maddubs_epi16(wv[h], xv);
+            }
+        }
+#pragma clang loop unroll(disable)
+        for (int s = 1; s < 8; s++) {
+            __m256i wv[2];
+            for (int h = 0; h < 2; h++) wv[h] = _mm256_loadu_si256((const __m256i *)(steps + 64 * s + 32 * h));
+            for (int c = 0; c < n; c++) {
+                int32_t v;
+                memcpy(&v, x[c * nsb + i].qs + 32 * j + 4 * s, 4);
+                const __m256i xv = _mm256_set1_epi32(v);
+                for (int h = 0; h < 2; h++) lo[c][h] = _mm256_add_epi16(lo[c][h], _mm256_maddubs_epi16(wv[h], xv));
+            }
+        }
+        for (int h = 0; h < 2; h++) {
+            const __m256i sc = _mm256_loadu_si256((const __m256i *)(sb + 128 + 64 * j + 32 * h));
+            for (int c = 0; c < n; c++) s1[c][h] = _mm256_add_epi32(s1[c][h], _mm256_madd_epi16(lo[c][h], sc));
+        }
+    }
+    // The activations' sums per sub-block (of their two 16-value sums), pairs (2k, 2k + 1)
+    // as the dwords the minimums' vpmaddwd takes.
+    int32_t pairs[4][4];
+    for (int c = 0; c < n; c++) {
+        const int16_t *s16 = x[c * nsb + i].s16;
+        _mm_storeu_si128((__m128i *)pairs[c],
+                         _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)s16), _mm_loadu_si128((const __m128i *)(s16 + 8))));
+    }
+    for (int h = 0; h < 2; h++) {
+        const __m256 d = _mm256_loadu_ps((const float *)(sb + 32 * h)), md = _mm256_loadu_ps((const float *)(sb + 64 + 32 * h));
+        __m256i mins[4];
+        for (int k = 0; k < 4; k++) mins[k] = _mm256_loadu_si256((const __m256i *)(sb + 640 + 64 * k + 32 * h));
+        for (int c = 0; c < n; c++) {
+            __m256i m = _mm256_madd_epi16(mins[0], _mm256_set1_epi32(pairs[c][0]));
+            for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[k], _mm256_set1_epi32(pairs[c][k])));
+            const __m256 t = _mm256_fmadd_ps(_mm256_cvtepi32_ps(m), md, _mm256_mul_ps(_mm256_cvtepi32_ps(s1[c][h]), d));
+            float *sum = acc + 16 * c + 8 * h;
+            _mm256_storeu_ps(sum, _mm256_fmadd_ps(t, _mm256_set1_ps(x[c * nsb + i].d), _mm256_loadu_ps(sum)));
+        }
+    }
+}
+
+// Activation rows [0, count) (count a multiple of `g`) against a tile of `kind` (0 Q4_K, 1
+// Q6_K, 2 Q3_K), super-block by super-block, as gemm_avx2 takes its blocks.
+static inline __attribute__((always_inline)) void gemm_q8k_avx2(const uint8_t *tile, const qb_q8k *x, int64_t count, int64_t nsb,
+                                                                float *y, int64_t ystride, const int g, const int kind) {
+    const int64_t chunk = 16;
+    float acc[16 * QB_TILE_ROWS];
+    for (int64_t c0 = 0; c0 < count; c0 += chunk) {
+        int64_t n = count - c0 < chunk ? count - c0 : chunk;
+        memset(acc, 0, sizeof(float) * (size_t)(16 * n));
+        for (int64_t i = 0; i < nsb; i++)
+            for (int64_t c = 0; c < n; c += g) {
+                if (kind == 0) block4k_x16(tile + i * QB_TILE4K_BYTES, x + (c0 + c) * nsb, nsb, i, acc + 16 * c, g);
+                else super6s_x16(tile + 8 * i * TILE6_BYTES, x + (c0 + c) * nsb, nsb, i, acc + 16 * c, g, kind == 2);
+            }
+        for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
+    }
+}
+// Groups of four rows, then a column block's last 1-3 as a group of their own (each row's
+// arithmetic as in a group of four); one function per kind, its constants folded in.
+#define QB_GEMM_Q8K_ROWS(kind)                                                                                      \
+    static void gemm_q8k_rows##kind(const uint8_t *tile, const qb_q8k *x, int64_t count, int64_t nsb, float *y,     \
+                                    int64_t ystride) {                                                              \
+        const int64_t c = count & ~(int64_t)3;                                                                      \
+        gemm_q8k_avx2(tile, x, c, nsb, y, ystride, 4, kind);                                                        \
+        x += c * nsb, y += c * ystride;                                                                             \
+        switch (count - c) {                                                                                        \
+        case 3: gemm_q8k_avx2(tile, x, 3, nsb, y, ystride, 3, kind); break;                                         \
+        case 2: gemm_q8k_avx2(tile, x, 2, nsb, y, ystride, 2, kind); break;                                         \
+        case 1: gemm_q8k_avx2(tile, x, 1, nsb, y, ystride, 1, kind); break;                                         \
+        default: break;                                                                                             \
+        }                                                                                                           \
+    }
+QB_GEMM_Q8K_ROWS(0)
+QB_GEMM_Q8K_ROWS(1)
+QB_GEMM_Q8K_ROWS(2)
+#undef QB_GEMM_Q8K_ROWS
+#endif
+
+// Row r of super-block `sb` of a signed tile (QB_TILE6S_BLOCK_BYTES per block, the avx2 set's
+// Q6_K and Q3_K; the definition of super6s_x16): the exact sum over its eight blocks of K and
+// the scales times the signed values times the activations + 128.
+static int32_t signed_super_row(const uint8_t *sb, const qb_q8k *a, int r) {
+    int32_t is = 0;
+    for (int b = 0; b < 8; b++) {
+        const uint8_t *blk = sb + b * QB_TILE6S_BLOCK_BYTES;
+        int16_t sc[2];
+        int32_t k;
+        memcpy(sc, blk + 64 + 4 * r, 4);
+        memcpy(&k, blk + 128 + 4 * r, 4);
+        is += k;
+        for (int h = 0; h < 2; h++) {
+            int32_t sum = 0;
+            for (int st = 4 * h; st < 4 * h + 4; st++)
+                for (int t = 0; t < 4; t++) sum += (int8_t)blk[192 + 64 * st + 4 * r + t] * (a->qs[32 * b + 4 * st + t] + 128);
+            is += sc[h] * sum;
+        }
+    }
+    return is;
+}
+
+int32_t qb_gemm_activation_block(int32_t type) {
+    if (QB_TILE4K_SUPER && type == QB_Q4_K) return 256;
+    if (QB_TILE6_SIGNED && (type == QB_Q6_K || type == QB_Q3_K)) return 256;
+    return 32;
+}
+
+void qb_gemm_tiles_q8k(int32_t type, const uint8_t *tile, int64_t tiles, const qb_q8k *x, int64_t count, int64_t cols,
+                       float *y, int64_t ystride) {
+    const int64_t nsb = cols / 256, tstride = nsb * (type == QB_Q4_K ? QB_TILE4K_BYTES : 8 * QB_TILE6S_BLOCK_BYTES);
+    for (int64_t t = 0; t < tiles; t++) {
+        const uint8_t *tp = tile + t * tstride;
+        float *yt = y + QB_TILE_ROWS * t;
+#if QB_TILE4K_SUPER && QB_TILE6_SIGNED
+        if (type == QB_Q4_K) gemm_q8k_rows0(tp, x, count, nsb, yt, ystride);
+        else if (type == QB_Q6_K) gemm_q8k_rows1(tp, x, count, nsb, yt, ystride);
+        else gemm_q8k_rows2(tp, x, count, nsb, yt, ystride);
+        continue;
+#endif
+        for (int64_t c = 0; c < count; c++) {
+            float acc[QB_TILE_ROWS] = {0};
+            for (int64_t i = 0; i < nsb; i++) {
+                const qb_q8k *a = x + c * nsb + i;
+                for (int r = 0; r < QB_TILE_ROWS; r++) {
+                    if (type == QB_Q4_K) {
+                        acc[r] = fmaf(q4k_super_row(tp + i * QB_TILE4K_BYTES, a, r), a->d, acc[r]);
+                        continue;
+                    }
+                    const uint8_t *sb = tp + 8 * i * QB_TILE6S_BLOCK_BYTES;
+                    float d;
+                    memcpy(&d, sb + 4 * r, 4);
+                    acc[r] = fmaf((float)signed_super_row(sb, a, r), d * a->d, acc[r]);
+                }
+            }
+            memcpy(yt + c * ystride, acc, sizeof acc);
+        }
+    }
 }

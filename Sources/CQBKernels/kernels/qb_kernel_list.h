@@ -108,6 +108,7 @@
     R(int, gemm_wide_values, (void), ())                                                                             \
     R(int64_t, gemm_tile_block_bytes, (int32_t bits), (bits))                                                        \
     R(int64_t, gemm_tile6_block_bytes, (int32_t type), (type))                                                       \
+    R(int32_t, gemm_activation_block, (int32_t type), (type))                                                        \
     R(int, tile_offset, (int32_t type, int32_t *width, int32_t *k), (type, width, k))                                \
     V(pack_tile_ggml, (int32_t type, int32_t interleaved, const void *w, int64_t r0, int64_t cols, uint8_t *tile),   \
       (type, interleaved, w, r0, cols, tile))                                                                        \
@@ -134,6 +135,10 @@
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
        float *y, int64_t ystride),                                                                                   \
       (tile, tiles, x, offs16, count, cols, y, ystride))                                                             \
+    V(gemm_tiles_q8k,                                                                                                \
+      (int32_t type, const uint8_t *tile, int64_t tiles, const qb_q8k *x, int64_t count, int64_t cols, float *y,      \
+       int64_t ystride),                                                                                             \
+      (type, tile, tiles, x, count, cols, y, ystride))                                                               \
     V(gemm_tiles6,                                                                                                   \
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
        float *y, int64_t ystride),                                                                                   \
