@@ -431,26 +431,53 @@ static inline void nibble_steps(uint8_t *steps, const uint8_t *v) {
 // Rows [r0, r0 + 16) of a Q4_K matrix in the 16-row decode layout (qb_repack.h; r0 a
 // multiple of 16): its sub-blocks' four vectors are already the tile's steps (nibble_steps);
 // D and M as the plain packer computes them.
+#if QB_TILE4K_SUPER
+// Super-block `sb`'s header (QB_TILE4K_BYTES' d, -dmin, scales and minimums) from group-block
+// `g` of the 16-row layout, eight rows a vector: the split 6-bit fields are joined as
+// q4k_x16_scale_min joins them.
+static void q4k_x16_super_header(const uint8_t *g, uint8_t *sb) {
+    const __m256i m4 = _mm256_set1_epi32(0x0F), m2 = _mm256_set1_epi32(3);
+    for (int h = 0; h < 2; h++) {
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + 16 * h)));
+        const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + QB_Q4K_X16_DMIN + 16 * h)));
+        _mm256_storeu_ps((float *)(sb + 32 * h), d);
+        _mm256_storeu_ps((float *)(sb + 64 + 32 * h), _mm256_xor_ps(dmin, _mm256_set1_ps(-0.0f)));  // -dmin, as put_q4k_super
+        const __m256i hi = _mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_HI + 32 * h));
+        __m256i mn_even = _mm256_setzero_si256();
+        for (int j = 0; j < 8; j++) {
+            const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + QB_Q4K_X16_LO + 16 * j + 8 * h)));
+            const __m256i sc = _mm256_or_si256(_mm256_and_si256(lo, m4),
+                                               _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 2 * j), m2), 4));
+            const __m256i mn = _mm256_or_si256(_mm256_srli_epi32(lo, 4),
+                                               _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 16 + 2 * j), m2), 4));
+            _mm256_storeu_si256((__m256i *)(sb + 128 + 64 * j + 32 * h), _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16)));
+            if (j % 2 == 0) mn_even = mn;
+            else _mm256_storeu_si256((__m256i *)(sb + 640 + 64 * (j / 2) + 32 * h), _mm256_or_si256(mn_even, _mm256_slli_epi32(mn, 16)));
+        }
+    }
+}
+#endif
+
 static void pack_q4k_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile) {
     int64_t nb = cols / 256;
     const uint8_t *g = (const uint8_t *)w + r0 / QB_Q4K_X16_ROWS * nb * QB_Q4K_X16_BYTES;
     for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
+#if QB_TILE4K_SUPER
+        q4k_x16_super_header(g, tile + i * QB_TILE4K_BYTES);
+        for (int j = 0; j < 8; j++) nibble_steps(tile + i * QB_TILE4K_BYTES + 896 + 512 * j, g + QB_Q4K_X16_QS + 256 * j);
+        continue;
+#endif
         for (int r = 0; r < QB_TILE_ROWS; r++) {
             qb_half hd, hm;
             memcpy(&hd, g + 2 * r, 2);
             memcpy(&hm, g + QB_Q4K_X16_DMIN + 2 * r, 2);
-            uint8_t sc[8], mn[8];
-            for (int j = 0; j < 8; j++) q4k_x16_scale_min(g, j, r, sc + j, mn + j);
-            if (QB_TILE4K_SUPER) {
-                put_q4k_super(tile + i * QB_TILE4K_BYTES, r, h2f(hd), h2f(hm), sc, mn);
-                continue;
+            for (int j = 0; j < 8; j++) {
+                uint8_t sc, mn;
+                q4k_x16_scale_min(g, j, r, &sc, &mn);
+                put_scale(tile, QB_TILE_BLOCK_BYTES, 8 * i + j, r, h2f(hd) * (float)sc, -h2f(hm) * (float)mn);
             }
-            for (int j = 0; j < 8; j++)
-                put_scale(tile, QB_TILE_BLOCK_BYTES, 8 * i + j, r, h2f(hd) * (float)sc[j], -h2f(hm) * (float)mn[j]);
         }
-        for (int j = 0; j < 8; j++)
-            nibble_steps(QB_TILE4K_SUPER ? tile + i * QB_TILE4K_BYTES + 896 + 512 * j : tile + (8 * i + j) * QB_TILE_BLOCK_BYTES + 128,
-                         g + QB_Q4K_X16_QS + 256 * j);
+        for (int j = 0; j < 8; j++) nibble_steps(tile + (8 * i + j) * QB_TILE_BLOCK_BYTES + 128, g + QB_Q4K_X16_QS + 256 * j);
     }
 }
 
