@@ -7,7 +7,9 @@
 // fma per block and row off the two pipes the vpdpbusd run on. The AVX2 code takes both 8-row halves of a tile per
 // broadcast activation, 4- and 5-bit values with vpmaddubsw (pairs of products in saturating
 // 16-bit lanes, summed only as far as the values' width allows) and 8-bit values, tiled as
-// 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly.
+// 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly. Q4_K, Q6_K and
+// Q3_K on AVX2 take their activations per 256 values instead (qb_gemm_tiles_q8k), so their
+// integer scales meet the sums in integers and the f32 work is per super-block.
 #include "qb_blocks.h"
 #include "qb_gemm.h"
 #include "qb_q6k_x16.h"
