@@ -38,8 +38,8 @@ extension Linear {
     static let tileColumnBlock = 16
 
     /// Y = X Wᵀ on int8 dot products: X quantized per 32 values (as decode quantizes for
-    /// 32-value formats; per 256 where the set's product takes them so, as decode quantizes for
-    /// the K-quants), weights unpacked once per product into 16-row tiles (`qb_gemm.h`).
+    /// 32-value formats; per 256 with a power-of-two step per 32 where the set's product takes
+    /// them so), weights unpacked once per product into 16-row tiles (`qb_gemm.h`).
     static func matmulInt8(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
     ) {
@@ -74,20 +74,20 @@ extension Linear {
         }
     }
 
-    /// Q4_K, Q6_K and Q3_K where the set's product takes activations per 256 values
-    /// (`qb_gemm_activation_block`): X quantized as q8k, the tiles' integer scales (and Q4_K's
-    /// minimums) met in integers per super-block.
+    /// Q4_K where the set's product takes activations per 256 values
+    /// (`qb_gemm_activation_block`): X quantized as q8s (a step per 256 values, each 32 at a
+    /// power-of-two fraction of it), the tiles' integer scales and minimums met in integers
+    /// per super-block.
     static func matmulSuperBlocks(
         _ w: Matrix, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, count: Int, pool: ThreadPool
     ) {
-        let nsb = w.cols / 256, cols = Int64(w.cols), rows = Int64(w.rows), type = w.format.ggmlID
-        let xk = pool.activationScratch(bytes: count * nsb * MemoryLayout<qb_q8k>.stride).bindMemory(to: qb_q8k.self, capacity: count * nsb)
+        let nsb = w.cols / 256, cols = Int64(w.cols), rows = Int64(w.rows)
+        let xs = pool.activationScratch(bytes: count * nsb * MemoryLayout<qb_q8s>.stride).bindMemory(to: qb_q8s.self, capacity: count * nsb)
         pool.parallelFor(count, grain: 8) { range, _ in
-            for c in range { qb_quantize_q8k(x + c * w.cols, xk + c * nsb, cols) }
+            for c in range { qb_quantize_q8s(x + c * w.cols, xs + c * nsb, cols) }
         }
-        let tileBytes = w.format == .ggml(.q4_K) ? nsb * Int(QB_TILE4K_BYTES) : nsb * 8 * Int(QB_TILE6S_BLOCK_BYTES)
-        forEachTileTask(w, tileBytes: tileBytes, count: count, y: y, pool: pool) { scratch, tiles, c0, n, out in
-            qb_gemm_tiles_q8k(type, scratch, Int64(tiles), xk + c0 * nsb, Int64(n), cols, out, rows)
+        forEachTileTask(w, tileBytes: nsb * Int(QB_TILE4K_BYTES), count: count, y: y, pool: pool) { scratch, tiles, c0, n, out in
+            qb_gemm_tiles_q8s(scratch, Int64(tiles), xs + c0 * nsb, Int64(n), cols, out, rows)
         }
     }
 
@@ -150,9 +150,9 @@ enum IntTiles {
         return qb_tile_offset(t.rawValue, &width, &k) != 0 ? (width, k) : nil
     }
 
-    /// Values per activation block of `w`'s prefill product: 256 for the K-quants whose tiles
-    /// the active set multiplies per super-block (the avx2 set's Q4_K, Q6_K and Q3_K), 32
-    /// otherwise. Asked each time, as `wideValues`.
+    /// Values per activation block of `w`'s prefill product: 256 (q8s) for the K-quants whose
+    /// tiles the active set multiplies per super-block (the avx2 set's Q4_K), 32 otherwise.
+    /// Asked each time, as `wideValues`.
     static func activationBlock(_ w: Matrix) -> Int {
         guard case .ggml(let t) = w.format else { return 32 }
         return Int(qb_gemm_activation_block(t.rawValue))

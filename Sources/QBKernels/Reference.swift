@@ -41,14 +41,44 @@ public enum Reference {
         return out
     }
 
+    /// What the prefill products that take activations per 256 values see (`qb_q8s`): a step
+    /// D = max|x| / 127 per 256 values, each 32 of them rounded at D / 2^k, k in 0...3 the
+    /// largest with (their max|x|) x 2^k <= the 256's max|x|.
+    public static func quantizeActivationsShifted(_ x: [Float]) -> [Float] {
+        var out = x
+        for b in stride(from: 0, to: x.count, by: 256) {
+            let amax = (b..<min(b + 256, x.count)).map { abs(x[$0]) }.max() ?? 0
+            let d = amax / 127, id = d == 0 ? 0 : 1 / d
+            for j in stride(from: b, to: min(b + 256, x.count), by: 32) {
+                let sub = j..<min(j + 32, x.count)
+                let amaxSub = sub.map { abs(x[$0]) }.max() ?? 0
+                var k = 0
+                while k < 3 && amaxSub * Float(2 << k) <= amax { k += 1 }
+                let idk = id * Float(1 << k), step = d / 8 * Float(1 << (3 - k))
+                for i in sub { out[i] = Float((x[i] * idk).rounded(.toNearestOrEven)) * step }
+            }
+        }
+        return out
+    }
+
+    /// y = W x as the active set's prefill product sees it: activations per 32 values, or as
+    /// `qb_q8s` rounds them where the set takes them per 256 (`IntTiles.activationBlock`).
+    public static func prefillMatvec(_ w: Matrix, _ x: [Float]) -> [Float] {
+        product(w, IntTiles.activationBlock(w) == 256 ? quantizeActivationsShifted(x) : quantizeActivations(x, block: 32))
+    }
+
     /// y = W x, accumulated in Double. Quantized weights see activations quantized as the
     /// fast kernels quantize them: in blocks of `activationBlock` values (by default the
-    /// format's decode block; prefill uses 32 for every format but the avx2 set's Q4_K, Q6_K
-    /// and Q3_K: `IntTiles.activationBlock`).
+    /// format's decode block; prefill products: `prefillMatvec`).
     public static func matvec(_ w: Matrix, _ x: [Float], activationBlock: Int? = nil) -> [Float] {
-        let values = values(w)
         var xs = x
         if let block = activationBlock ?? w.format.activationBlock { xs = quantizeActivations(x, block: block) }
+        return product(w, xs)
+    }
+
+    /// y = W xs for activations as given, accumulated in Double.
+    static func product(_ w: Matrix, _ xs: [Float]) -> [Float] {
+        let values = values(w)
         return (0..<w.rows).map { r in
             var s = 0.0
             for c in 0..<w.cols { s += Double(values[r * w.cols + c]) * Double(xs[c]) }

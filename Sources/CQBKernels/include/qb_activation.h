@@ -31,6 +31,22 @@ typedef struct {
 
 void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n);
 
+// Prefill activations for the products that meet a K-quant super-block's integer scales in
+// integers (qb_gemm_tiles_q8s): one step per 256 values as q8k, D = max|x| / 127, but each
+// 32-value sub-block j is rounded at D / 2^k_j, k_j in 0..3 the largest with
+// max|x over j| x 2^k_j <= max|x|, so a quiet sub-block beside a loud one keeps up to 3 more
+// bits (a single step per 256 costs a K-quant file ~0.3% perplexity). With d = D / 8 and
+// shift[j] = 3 - k_j: x[i] ~= d x 2^shift[j] x qs[i], and sums[j] = 2^shift[j] x (the sum of
+// sub-block j's qs), within int16 (4064 x 8).
+typedef struct {
+    float d;
+    int32_t shift[8];
+    int16_t sums[8];
+    int8_t qs[256];
+} qb_q8s;
+
+void qb_quantize_q8s(const float *x, qb_q8s *y, int64_t n);
+
 // Values per activation block a GGML type is dotted with: 256 (q8k) for the formats with
 // 256-value super-blocks (Q2_K to Q6_K, IQ4_XS), 32 (q8a) for the others.
 int32_t qb_activation_block(int32_t type);

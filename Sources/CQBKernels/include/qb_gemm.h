@@ -61,30 +61,26 @@ int qb_tile_offset(int32_t type, int32_t *width, int32_t *k);
 void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count,
                    int64_t cols, float *y, int64_t ystride);
 
-// Without VNNI (the avx2 set) Q4_K's, Q6_K's and Q3_K's products take the activations per 256
-// values (qb_q8k, as decode does; qb_gemm_activation_block): the sub-blocks' integer sums meet
-// their integer scales (and Q4_K's minimums) in integers, and the f32 work is per 256 values.
-// Q4_K's tiles on that set are per super-block (QB_TILE4K_BYTES): the rows' d[16] and
-// -dmin[16] as f32; then for each sub-block j and 8-row half h the half's scales as int16,
-// each row's twice (32 bytes at 128 + 64 j + 32 h); then for each pair k of sub-blocks and
-// half h the rows' minimums (m_2k, m_2k+1) as int16 (at 640 + 64 k + 32 h); then sub-block
-// j's 8 steps of values as in the tiles above (at 896 + 512 j). qb_pack_tile_ggml writes it
-// for Q4_K on such a set, from plain rows or the 16-row decode layout alike; elsewhere Q4_K
-// keeps the tiles above. Q6_K's and Q3_K's keep their signed tiles (QB_TILE6S_BLOCK_BYTES
-// below), eight blocks a super-block.
+// Without VNNI (the avx2 set) Q4_K's products take the activations per 256 values with a
+// power-of-two step per 32 (qb_q8s; qb_gemm_activation_block): each sub-block's integer sum,
+// shifted to the super-block's finest step, meets its integer scale (and the minimums) in
+// integers, and the f32 work is per 256 values. Q4_K's tiles on that set are per super-block
+// (QB_TILE4K_BYTES): the rows' d[16] and -dmin[16] as f32; then for each sub-block j and
+// 8-row half h the half's scales as int16, each row's twice (32 bytes at 128 + 64 j + 32 h);
+// then for each pair k of sub-blocks and half h the rows' minimums (m_2k, m_2k+1) as int16
+// (at 640 + 64 k + 32 h); then sub-block j's 8 steps of values as in the tiles above (at
+// 896 + 512 j). qb_pack_tile_ggml writes it for Q4_K on such a set, from plain rows or the
+// 16-row decode layout alike; elsewhere Q4_K keeps the tiles above.
 #define QB_TILE4K_BYTES 4992
 // Values per activation block of the set's prefill product for GGML type `type`: 256 where
-// it takes qb_gemm_tiles_q8k (the avx2 set's Q4_K, Q6_K and Q3_K), else 32.
+// it takes qb_gemm_tiles_q8s (the avx2 set's Q4_K), else 32.
 int32_t qb_gemm_activation_block(int32_t type);
-// `tiles` such tiles of `type` (Q4_K, Q6_K or Q3_K; cols / 256 x QB_TILE4K_BYTES or
-// 8 x QB_TILE6S_BLOCK_BYTES apart) against `count` activation rows of cols / 256 q8k blocks;
-// outputs as qb_gemm_tiles'. Q4_K, per row and super-block: d x S - dmin x M, S = sum over
-// sub-blocks of sc x (values . activations) and M = sum of mn x (the sub-block's activation
-// sum), both exact integers, times the activations' d; Q6_K and Q3_K: the exact sum over
-// the super-block's eight blocks as their signed tiles define it, times d and the
-// activations' d.
-void qb_gemm_tiles_q8k(int32_t type, const uint8_t *tile, int64_t tiles, const qb_q8k *x, int64_t count, int64_t cols,
-                       float *y, int64_t ystride);
+// `tiles` such Q4_K tiles (cols / 256 x QB_TILE4K_BYTES apart) against `count` activation
+// rows of cols / 256 q8s blocks; outputs as qb_gemm_tiles'. Per row and super-block:
+// d x S - dmin x M, S = sum over sub-blocks j of 2^shift[j] x sc_j x (values . activations)
+// and M = sum of mn_j x sums[j], both exact integers, times the activations' d.
+void qb_gemm_tiles_q8s(const uint8_t *tile, int64_t tiles, const qb_q8s *x, int64_t count, int64_t cols, float *y,
+                       int64_t ystride);
 
 // Q6_K tiles: per 32 columns, D[2][16] as f32 (one per 16 values: D = d * sc), then the 8
 // steps of 6-bit values (0..63) as above. Products take the activations' offsets per 16

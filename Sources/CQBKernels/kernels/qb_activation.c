@@ -150,3 +150,43 @@ void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n) {
         y[i].d = d;
     }
 }
+
+void qb_quantize_q8s(const float *x, qb_q8s *y, int64_t n) {
+    for (int64_t i = 0; i < n / 256; i++) {
+        const float *v = x + 256 * i;
+        float amax_j[8], amax = 0;
+        for (int j = 0; j < 8; j++) {
+#if defined(__AVX2__) && !defined(QB_AVX512)
+            amax_j[j] = amax_avx2(v + 32 * j, 32);
+#else
+            amax_j[j] = 0;
+            for (int t = 0; t < 32; t++) amax_j[j] = fmaxf(amax_j[j], fabsf(v[32 * j + t]));
+#endif
+            amax = fmaxf(amax, amax_j[j]);
+        }
+        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
+        for (int j = 0; j < 8; j++) {
+            // Powers of two scale exactly: x x (id x 2^k) rounds as (x x id) x 2^k would.
+            int k = 0;
+            while (k < 3 && amax_j[j] * (float)(2 << k) <= amax) k++;
+            const float idj = id * (float)(1 << k);
+            int8_t *q = y[i].qs + 32 * j;
+            int sum = 0;
+#if defined(__AVX2__) && !defined(QB_AVX512)
+            __m256i t = round32(v + 32 * j, _mm256_set1_ps(idj), q);
+            __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+            t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4E));
+            t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0xB1));
+            sum = _mm_cvtsi128_si32(t4);
+#else
+            for (int t = 0; t < 32; t++) {
+                q[t] = (int8_t)lrintf(v[32 * j + t] * idj);
+                sum += q[t];
+            }
+#endif
+            y[i].shift[j] = 3 - k;
+            y[i].sums[j] = (int16_t)(sum * (1 << (3 - k)));
+        }
+        y[i].d = d / 8;
+    }
+}

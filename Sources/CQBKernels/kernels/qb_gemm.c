@@ -7,9 +7,10 @@
 // fma per block and row off the two pipes the vpdpbusd run on. The AVX2 code takes both 8-row halves of a tile per
 // broadcast activation, 4- and 5-bit values with vpmaddubsw (pairs of products in saturating
 // 16-bit lanes, summed only as far as the values' width allows) and 8-bit values, tiled as
-// 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly. Q4_K, Q6_K and
-// Q3_K on AVX2 take their activations per 256 values instead (qb_gemm_tiles_q8k), so their
-// integer scales meet the sums in integers and the f32 work is per super-block.
+// 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly. Q4_K on AVX2
+// takes its activations per 256 values instead, each 32 at a power-of-two fraction of that
+// step (q8s, qb_gemm_tiles_q8s), so its integer scales meet the sums in integers and the f32
+// work is per super-block.
 #include "qb_blocks.h"
 #include "qb_gemm.h"
 #include "qb_q6k_x16.h"
@@ -1325,9 +1326,11 @@ QB_GEMM6_VNNI(1, 2)
 // 8 x 255 x 4 = 8160) a whole 16-value half is. Each sum starts at the tile's K (which takes
 // the bias's 128 x scale x value sums back out: weights only, made by the packer) and is
 // exact, and the f32 work is one multiply and one fma per 32 values: for Q6_K 14 of those
-// pipes' operations in place of 16, for Q3_K 12 in place of 14. With activations per 256
-// values (qb_gemm_tiles_q8k, super6s_x16) the sums run on over a super-block's eight blocks
-// and the f32 work is per 256 values: 12.25 and 10.25.
+// pipes' operations in place of 16, for Q3_K 12 in place of 14. (With activations per 256
+// values the sums ran on over a super-block's eight blocks, 12.25 and 10.25 operations, but
+// one activation step per 256 values cost ~0.3% perplexity, and a power-of-two step per 32,
+// as Q4_K takes them, cost its shifts 10% of an all-Q6_K prefill, within a few percent of
+// activations per 32.)
 // signed_block adds block `blk`'s K and products with the activation rows' 32 bytes xs[c]
 // (1..4 rows) to is[c][half].
 static inline __attribute__((always_inline)) void signed_block(const uint8_t *blk, const int8_t *const xs[4], __m256i is[4][2],
@@ -1408,27 +1411,6 @@ static inline __attribute__((always_inline)) void block6s_x16(const uint8_t *blk
     }
     signed_block(blk, xs, is, n, narrow);
     signed_sums(blk, ad, is, acc, n);
-}
-
-// Super-block `i` of a signed tile (its eight blocks, each TILE6_BYTES) against `n` q8k
-// activation rows (1..4): the integer sums run over the eight blocks (below 2^31: each
-// block's stays below 2^25), then one multiply and fma per row (the eight blocks hold the same
-// d).
-static inline __attribute__((always_inline)) void super6s_x16(const uint8_t *sb, const qb_q8k *x, int64_t nsb, int64_t i,
-                                                              float *acc, const int n, const int narrow) {
-    float ad[4];
-    __m256i is[4][2];
-    for (int c = 0; c < n; c++) {
-        ad[c] = x[c * nsb + i].d;
-        is[c][0] = is[c][1] = _mm256_setzero_si256();
-    }
-#pragma clang loop unroll(disable)
-    for (int b = 0; b < 8; b++) {
-        const int8_t *xs[4];
-        for (int c = 0; c < n; c++) xs[c] = x[c * nsb + i].qs + 32 * b;
-        signed_block(sb + b * TILE6_BYTES, xs, is, n, narrow);
-    }
-    signed_sums(sb, ad, is, acc, n);
 }
 
 // Block `b` of a Q2_K tile (Q6_K's unsigned layout with minimums; both 8-row halves)
@@ -1582,13 +1564,13 @@ void qb_gemm_tiles_q3k(const uint8_t *tile, int64_t tiles, const qb_q8a *x, cons
 }
 
 // ---------------------------------------------------------------------------------------
-// Q4_K per super-block (QB_TILE4K_BYTES; the avx2 set's tiles) against q8k activations.
+// Q4_K per super-block (QB_TILE4K_BYTES; the avx2 set's tiles) against q8s activations.
 
-// Row r of super-block `sb` (the definition): S = sum over sub-blocks j of sc_j x (values .
-// activations), M = sum of mn_j x the activations' sum over sub-block j, both exact; returns
-// d S - dmin M, rounded as block4k_x16 rounds it (which then takes it times the activations'
-// d into the row's sum by one fma).
-static float q4k_super_row(const uint8_t *sb, const qb_q8k *a, int r) {
+// Row r of super-block `sb` (the definition): S = sum over sub-blocks j of 2^shift_j x sc_j x
+// (values . activations), M = sum of mn_j x the activations' shifted sum over sub-block j,
+// both exact; returns d S - dmin M, rounded as block4k_x16 rounds it (which then takes it
+// times the activations' d into the row's sum by one fma).
+static float q4k_super_row(const uint8_t *sb, const qb_q8s *a, int r) {
     const uint8_t *row = sb + 32 * (r / 8) + 4 * (r % 8);
     int32_t s = 0, m = 0;
     for (int j = 0; j < 8; j++) {
@@ -1598,8 +1580,8 @@ static float q4k_super_row(const uint8_t *sb, const qb_q8k *a, int r) {
         int16_t sc, mn;
         memcpy(&sc, row + 128 + 64 * j, 2);
         memcpy(&mn, row + 640 + 64 * (j / 2) + 2 * (j % 2), 2);
-        s += sc * dot;
-        m += mn * (a->s16[2 * j] + a->s16[2 * j + 1]);
+        s += (sc * dot) * (1 << a->shift[j]);
+        m += mn * a->sums[j];
     }
     float d, md;
     memcpy(&d, sb + 4 * r, 4);
@@ -1615,9 +1597,11 @@ static float q4k_super_row(const uint8_t *sb, const qb_q8k *a, int r) {
 // values, each sub-block's 16-bit sums (8 steps of 15 x 127 x 2 = 30480 at most) are widened
 // by one vpmaddwd that also applies the rows' scales, the minimums meet the activations' sums
 // in four vpmaddwd per super-block, and the f32 work is a multiply and two fmas per 256
-// values: about 9.9 of those operations per 32 values in place of 12. The integer sums stay
-// exact (S below 63 x 30480 x 2 x 8 < 2^25; M below 63 x 4064 x 8).
-static inline __attribute__((always_inline)) void block4k_x16(const uint8_t *sb, const qb_q8k *x, int64_t nsb, int64_t i,
+// values: about 9.9 of those operations per 32 values in place of 12. Each sub-block's
+// product is shifted to the super-block's finest step (q8s: one vpsllvd per 8 rows and
+// sub-block). The integer sums stay exact (S below 63 x 30480 x 2 x 8 x 8 <
+// 2^28; M below 63 x 32512 x 8).
+static inline __attribute__((always_inline)) void block4k_x16(const uint8_t *sb, const qb_q8s *x, int64_t nsb, int64_t i,
                                                               float *acc, const int n) {
     __m256i s1[4][2];
     for (int c = 0; c < n; c++) s1[c][0] = s1[c][1] = _mm256_setzero_si256();
@@ -1646,19 +1630,17 @@ static inline __attribute__((always_inline)) void block4k_x16(const uint8_t *sb,
                 for (int h = 0; h < 2; h++) lo[c][h] = _mm256_add_epi16(lo[c][h], _mm256_maddubs_epi16(wv[h], xv));
             }
         }
+        __m256i sh[4];
+        for (int c = 0; c < n; c++) sh[c] = _mm256_set1_epi32(x[c * nsb + i].shift[j]);
         for (int h = 0; h < 2; h++) {
             const __m256i sc = _mm256_loadu_si256((const __m256i *)(sb + 128 + 64 * j + 32 * h));
-            for (int c = 0; c < n; c++) s1[c][h] = _mm256_add_epi32(s1[c][h], _mm256_madd_epi16(lo[c][h], sc));
+            for (int c = 0; c < n; c++) s1[c][h] = _mm256_add_epi32(s1[c][h], _mm256_sllv_epi32(_mm256_madd_epi16(lo[c][h], sc), sh[c]));
         }
     }
-    // The activations' sums per sub-block (of their two 16-value sums), pairs (2k, 2k + 1)
-    // as the dwords the minimums' vpmaddwd takes.
+    // The activations' shifted sums per sub-block, pairs (2k, 2k + 1) as the dwords the
+    // minimums' vpmaddwd takes.
     int32_t pairs[4][4];
-    for (int c = 0; c < n; c++) {
-        const int16_t *s16 = x[c * nsb + i].s16;
-        _mm_storeu_si128((__m128i *)pairs[c],
-                         _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)s16), _mm_loadu_si128((const __m128i *)(s16 + 8))));
-    }
+    for (int c = 0; c < n; c++) memcpy(pairs[c], x[c * nsb + i].sums, sizeof pairs[c]);
     for (int h = 0; h < 2; h++) {
         const __m256 d = _mm256_loadu_ps((const float *)(sb + 32 * h)), md = _mm256_loadu_ps((const float *)(sb + 64 + 32 * h));
         __m256i mins[4];
@@ -1673,98 +1655,53 @@ static inline __attribute__((always_inline)) void block4k_x16(const uint8_t *sb,
     }
 }
 
-// Activation rows [0, count) (count a multiple of `g`) against a tile of `kind` (0 Q4_K, 1
-// Q6_K, 2 Q3_K), super-block by super-block, as gemm_avx2 takes its blocks.
-static inline __attribute__((always_inline)) void gemm_q8k_avx2(const uint8_t *tile, const qb_q8k *x, int64_t count, int64_t nsb,
-                                                                float *y, int64_t ystride, const int g, const int kind) {
+// Activation rows [0, count) (count a multiple of `g`) against a Q4_K tile, super-block by
+// super-block, as gemm_avx2 takes its blocks.
+static inline __attribute__((always_inline)) void gemm_q8s_avx2(const uint8_t *tile, const qb_q8s *x, int64_t count, int64_t nsb,
+                                                                float *y, int64_t ystride, const int g) {
     const int64_t chunk = 16;
     float acc[16 * QB_TILE_ROWS];
     for (int64_t c0 = 0; c0 < count; c0 += chunk) {
         int64_t n = count - c0 < chunk ? count - c0 : chunk;
         memset(acc, 0, sizeof(float) * (size_t)(16 * n));
         for (int64_t i = 0; i < nsb; i++)
-            for (int64_t c = 0; c < n; c += g) {
-                if (kind == 0) block4k_x16(tile + i * QB_TILE4K_BYTES, x + (c0 + c) * nsb, nsb, i, acc + 16 * c, g);
-                else super6s_x16(tile + 8 * i * TILE6_BYTES, x + (c0 + c) * nsb, nsb, i, acc + 16 * c, g, kind == 2);
-            }
+            for (int64_t c = 0; c < n; c += g) block4k_x16(tile + i * QB_TILE4K_BYTES, x + (c0 + c) * nsb, nsb, i, acc + 16 * c, g);
         for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
 }
+
 // Groups of four rows, then a column block's last 1-3 as a group of their own (each row's
-// arithmetic as in a group of four); one function per kind, its constants folded in.
-#define QB_GEMM_Q8K_ROWS(kind)                                                                                      \
-    static void gemm_q8k_rows##kind(const uint8_t *tile, const qb_q8k *x, int64_t count, int64_t nsb, float *y,     \
-                                    int64_t ystride) {                                                              \
-        const int64_t c = count & ~(int64_t)3;                                                                      \
-        gemm_q8k_avx2(tile, x, c, nsb, y, ystride, 4, kind);                                                        \
-        x += c * nsb, y += c * ystride;                                                                             \
-        switch (count - c) {                                                                                        \
-        case 3: gemm_q8k_avx2(tile, x, 3, nsb, y, ystride, 3, kind); break;                                         \
-        case 2: gemm_q8k_avx2(tile, x, 2, nsb, y, ystride, 2, kind); break;                                         \
-        case 1: gemm_q8k_avx2(tile, x, 1, nsb, y, ystride, 1, kind); break;                                         \
-        default: break;                                                                                             \
-        }                                                                                                           \
+// arithmetic as in a group of four).
+static void gemm_q8s_rows(const uint8_t *tile, const qb_q8s *x, int64_t count, int64_t nsb, float *y, int64_t ystride) {
+    const int64_t c = count & ~(int64_t)3;
+    gemm_q8s_avx2(tile, x, c, nsb, y, ystride, 4);
+    x += c * nsb, y += c * ystride;
+    switch (count - c) {
+    case 3: gemm_q8s_avx2(tile, x, 3, nsb, y, ystride, 3); break;
+    case 2: gemm_q8s_avx2(tile, x, 2, nsb, y, ystride, 2); break;
+    case 1: gemm_q8s_avx2(tile, x, 1, nsb, y, ystride, 1); break;
+    default: break;
     }
-QB_GEMM_Q8K_ROWS(0)
-QB_GEMM_Q8K_ROWS(1)
-QB_GEMM_Q8K_ROWS(2)
-#undef QB_GEMM_Q8K_ROWS
+}
 #endif
 
-// Row r of super-block `sb` of a signed tile (QB_TILE6S_BLOCK_BYTES per block, the avx2 set's
-// Q6_K and Q3_K; the definition of super6s_x16): the exact sum over its eight blocks of K and
-// the scales times the signed values times the activations + 128.
-static int32_t signed_super_row(const uint8_t *sb, const qb_q8k *a, int r) {
-    int32_t is = 0;
-    for (int b = 0; b < 8; b++) {
-        const uint8_t *blk = sb + b * QB_TILE6S_BLOCK_BYTES;
-        int16_t sc[2];
-        int32_t k;
-        memcpy(sc, blk + 64 + 4 * r, 4);
-        memcpy(&k, blk + 128 + 4 * r, 4);
-        is += k;
-        for (int h = 0; h < 2; h++) {
-            int32_t sum = 0;
-            for (int st = 4 * h; st < 4 * h + 4; st++)
-                for (int t = 0; t < 4; t++) sum += (int8_t)blk[192 + 64 * st + 4 * r + t] * (a->qs[32 * b + 4 * st + t] + 128);
-            is += sc[h] * sum;
-        }
-    }
-    return is;
-}
+int32_t qb_gemm_activation_block(int32_t type) { return QB_TILE4K_SUPER && type == QB_Q4_K ? 256 : 32; }
 
-int32_t qb_gemm_activation_block(int32_t type) {
-    if (QB_TILE4K_SUPER && type == QB_Q4_K) return 256;
-    if (QB_TILE6_SIGNED && (type == QB_Q6_K || type == QB_Q3_K)) return 256;
-    return 32;
-}
-
-void qb_gemm_tiles_q8k(int32_t type, const uint8_t *tile, int64_t tiles, const qb_q8k *x, int64_t count, int64_t cols,
-                       float *y, int64_t ystride) {
-    const int64_t nsb = cols / 256, tstride = nsb * (type == QB_Q4_K ? QB_TILE4K_BYTES : 8 * QB_TILE6S_BLOCK_BYTES);
+void qb_gemm_tiles_q8s(const uint8_t *tile, int64_t tiles, const qb_q8s *x, int64_t count, int64_t cols, float *y,
+                       int64_t ystride) {
+    const int64_t nsb = cols / 256, tstride = nsb * QB_TILE4K_BYTES;
     for (int64_t t = 0; t < tiles; t++) {
         const uint8_t *tp = tile + t * tstride;
         float *yt = y + QB_TILE_ROWS * t;
-#if QB_TILE4K_SUPER && QB_TILE6_SIGNED
-        if (type == QB_Q4_K) gemm_q8k_rows0(tp, x, count, nsb, yt, ystride);
-        else if (type == QB_Q6_K) gemm_q8k_rows1(tp, x, count, nsb, yt, ystride);
-        else gemm_q8k_rows2(tp, x, count, nsb, yt, ystride);
+#if QB_TILE4K_SUPER
+        gemm_q8s_rows(tp, x, count, nsb, yt, ystride);
         continue;
 #endif
         for (int64_t c = 0; c < count; c++) {
             float acc[QB_TILE_ROWS] = {0};
             for (int64_t i = 0; i < nsb; i++) {
-                const qb_q8k *a = x + c * nsb + i;
-                for (int r = 0; r < QB_TILE_ROWS; r++) {
-                    if (type == QB_Q4_K) {
-                        acc[r] = fmaf(q4k_super_row(tp + i * QB_TILE4K_BYTES, a, r), a->d, acc[r]);
-                        continue;
-                    }
-                    const uint8_t *sb = tp + 8 * i * QB_TILE6S_BLOCK_BYTES;
-                    float d;
-                    memcpy(&d, sb + 4 * r, 4);
-                    acc[r] = fmaf((float)signed_super_row(sb, a, r), d * a->d, acc[r]);
-                }
+                const qb_q8s *a = x + c * nsb + i;
+                for (int r = 0; r < QB_TILE_ROWS; r++) acc[r] = fmaf(q4k_super_row(tp + i * QB_TILE4K_BYTES, a, r), a->d, acc[r]);
             }
             memcpy(yt + c * ystride, acc, sizeof acc);
         }

@@ -11,6 +11,7 @@
 
 #define qb_quantize_q8a QB_ISA_NAME(quantize_q8a)
 #define qb_quantize_q8k QB_ISA_NAME(quantize_q8k)
+#define qb_quantize_q8s QB_ISA_NAME(quantize_q8s)
 #define qb_activation_block QB_ISA_NAME(activation_block)
 #define qb_q8a_offsets QB_ISA_NAME(q8a_offsets)
 #define qb_attention_head QB_ISA_NAME(attention_head)
@@ -59,7 +60,7 @@
 #define qb_gemm_tiles_q2k QB_ISA_NAME(gemm_tiles_q2k)
 #define qb_gemm_tiles6 QB_ISA_NAME(gemm_tiles6)
 #define qb_gemm_tiles_q3k QB_ISA_NAME(gemm_tiles_q3k)
-#define qb_gemm_tiles_q8k QB_ISA_NAME(gemm_tiles_q8k)
+#define qb_gemm_tiles_q8s QB_ISA_NAME(gemm_tiles_q8s)
 #define qb_gemm_dense QB_ISA_NAME(gemm_dense)
 #define qb_matvec_q4_0_tiles_fast QB_ISA_NAME(matvec_q4_0_tiles_fast)
 #define qb_matvec_q4_0_tiles QB_ISA_NAME(matvec_q4_0_tiles)

@@ -26,6 +26,7 @@
     /* qb_activation.h */                                                                                            \
     V(quantize_q8a, (const float *x, qb_q8a *y, int64_t n), (x, y, n))                                               \
     V(quantize_q8k, (const float *x, qb_q8k *y, int64_t n), (x, y, n))                                               \
+    V(quantize_q8s, (const float *x, qb_q8s *y, int64_t n), (x, y, n))                                               \
     R(int32_t, activation_block, (int32_t type), (type))                                                             \
     V(q8a_offsets, (const qb_q8a *x, int64_t blocks, int32_t width, int32_t k, int32_t *offs), (x, blocks, width, k, offs)) \
     /* qb_attention.h */                                                                                             \
@@ -135,10 +136,9 @@
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
        float *y, int64_t ystride),                                                                                   \
       (tile, tiles, x, offs16, count, cols, y, ystride))                                                             \
-    V(gemm_tiles_q8k,                                                                                                \
-      (int32_t type, const uint8_t *tile, int64_t tiles, const qb_q8k *x, int64_t count, int64_t cols, float *y,      \
-       int64_t ystride),                                                                                             \
-      (type, tile, tiles, x, count, cols, y, ystride))                                                               \
+    V(gemm_tiles_q8s,                                                                                                \
+      (const uint8_t *tile, int64_t tiles, const qb_q8s *x, int64_t count, int64_t cols, float *y, int64_t ystride),  \
+      (tile, tiles, x, count, cols, y, ystride))                                                                     \
     V(gemm_tiles6,                                                                                                   \
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
        float *y, int64_t ystride),                                                                                   \
