@@ -59,6 +59,14 @@ static inline __m256i round32(const float *v, __m256 id, int8_t *out) {
     return _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
 }
 
+// The sum of a vector's eight int32 lanes.
+static inline int32_t hsum_epi32(__m256i t) {
+    __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+    t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4E));
+    t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0xB1));
+    return _mm_cvtsi128_si32(t4);
+}
+
 // max |v[j]| for j < n (a multiple of 8).
 static inline float amax_avx2(const float *v, int64_t n) {
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
@@ -89,12 +97,9 @@ void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n) {
     for (; i < n / QK; i++) {
         float amax = amax_avx2(x + i * QK, QK);
         float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
-        __m256i t = round32(x + i * QK, _mm256_set1_ps(id), y[i].qs);
-        __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
-        t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4E));
-        t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0xB1));
+        const int32_t sum = hsum_epi32(round32(x + i * QK, _mm256_set1_ps(id), y[i].qs));
         y[i].d = d;
-        y[i].s = d * (float)_mm_cvtsi128_si32(t4);
+        y[i].s = d * (float)sum;
     }
 #endif
     for (; i < n / QK; i++) {
@@ -173,11 +178,7 @@ void qb_quantize_q8s(const float *x, qb_q8s *y, int64_t n) {
             int8_t *q = y[i].qs + 32 * j;
             int sum = 0;
 #if defined(__AVX2__) && !defined(QB_AVX512)
-            __m256i t = round32(v + 32 * j, _mm256_set1_ps(idj), q);
-            __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
-            t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0x4E));
-            t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0xB1));
-            sum = _mm_cvtsi128_si32(t4);
+            sum = hsum_epi32(round32(v + 32 * j, _mm256_set1_ps(idj), q));
 #else
             for (int t = 0; t < 32; t++) {
                 q[t] = (int8_t)lrintf(v[32 * j + t] * idj);
