@@ -151,7 +151,7 @@ enum IntTiles {
     }
 
     /// Values per activation block of `w`'s prefill product: 256 (q8s) for the K-quants whose
-    /// tiles the active set multiplies per super-block (the avx2 set's Q4_K), 32 otherwise.
+    /// tiles the active set multiplies per super-block (Q4_K on the vector sets), 32 otherwise.
     /// Asked each time, as `wideValues`.
     static func activationBlock(_ w: Matrix) -> Int {
         guard case .ggml(let t) = w.format else { return 32 }

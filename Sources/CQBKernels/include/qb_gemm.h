@@ -61,19 +61,21 @@ int qb_tile_offset(int32_t type, int32_t *width, int32_t *k);
 void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs, int64_t count,
                    int64_t cols, float *y, int64_t ystride);
 
-// Without VNNI (the avx2 set) Q4_K's products take the activations per 256 values with a
-// power-of-two step per 32 (qb_q8s; qb_gemm_activation_block): each sub-block's integer sum,
-// shifted to the super-block's finest step, meets its integer scale (and the minimums) in
-// integers, and the f32 work is per 256 values. Q4_K's tiles on that set are per super-block
-// (QB_TILE4K_BYTES): the rows' d[16] and -dmin[16] as f32; then for each sub-block j and
-// 8-row half h the half's scales as int16, each row's twice (32 bytes at 128 + 64 j + 32 h);
-// then for each pair k of sub-blocks and half h the rows' minimums (m_2k, m_2k+1) as int16
-// (at 640 + 64 k + 32 h); then sub-block j's 8 steps of values as in the tiles above (at
+// On the vector sets (avx2, avx512) Q4_K's products take the activations per 256 values with
+// a power-of-two step per 32 (qb_q8s; qb_gemm_activation_block): each sub-block's integer
+// sum, shifted to the super-block's finest step, meets its integer scale (and the minimums)
+// in integers, and the f32 work is per 256 values; both sets compute the same integers and
+// round them alike, so their outputs agree bit for bit. Q4_K's tiles on those sets are per
+// super-block (QB_TILE4K_BYTES): the rows' d[16] and -dmin[16] as f32; then for each
+// sub-block j the rows' scales as dwords, each scale in both 16-bit halves (rows 0..15 at
+// 128 + 64 j: the AVX2 code's vpmaddwd takes them as pairs, the AVX-512 code's vpmulld the
+// high half); then for each pair k of sub-blocks the rows' minimums (m_2k, m_2k+1) as int16
+// pairs (at 640 + 64 k); then sub-block j's 8 steps of values as in the tiles above (at
 // 896 + 512 j). qb_pack_tile_ggml writes it for Q4_K on such a set, from plain rows or the
-// 16-row decode layout alike; elsewhere Q4_K keeps the tiles above.
+// 16-row decode layout alike; the portable set keeps the tiles above for Q4_K.
 #define QB_TILE4K_BYTES 4992
 // Values per activation block of the set's prefill product for GGML type `type`: 256 where
-// it takes qb_gemm_tiles_q8s (the avx2 set's Q4_K), else 32.
+// it takes qb_gemm_tiles_q8s (Q4_K on the vector sets), else 32.
 int32_t qb_gemm_activation_block(int32_t type);
 // `tiles` such Q4_K tiles (cols / 256 x QB_TILE4K_BYTES apart) against `count` activation
 // rows of cols / 256 q8s blocks; outputs as qb_gemm_tiles'. Per row and super-block:

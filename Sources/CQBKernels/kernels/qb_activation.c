@@ -1,5 +1,6 @@
 // Activations quantized for integer dot products: q8a (per 32 values, every format but
-// Q4_K and Q6_K, and prefill) and q8k (per 256 values, GGML's Q8_K, for Q4_K and Q6_K).
+// Q4_K and Q6_K, and prefill), q8k (per 256 values, GGML's Q8_K, for Q4_K and Q6_K) and q8s
+// (per 256 values with a power-of-two step per 32: the vector sets' Q4_K prefill).
 #include "qb_activation.h"
 #include "qb_formats.h"
 #include "qb_blocks.h"
@@ -78,41 +79,44 @@ static inline float amax_avx2(const float *v, int64_t n) {
 }
 #endif
 
-void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n) {
-    int64_t i = 0;
+// max |v[j]| over 32 values, on the set's vectors.
+static inline float amax32(const float *v) {
 #if defined(QB_AVX512)
-    // The scalar loop below, on 16-float vectors: a decode step quantizes every matrix's
-    // input on one thread while the others wait.
     const __m512 absmask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
-    for (; i < n / QK; i++) {
-        __m512 a = _mm512_loadu_ps(x + i * QK), b = _mm512_loadu_ps(x + i * QK + 16);
-        float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_and_ps(a, absmask), _mm512_and_ps(b, absmask)));
-        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
-        __m512 idv = _mm512_set1_ps(id);
-        __m512i q = _mm512_add_epi32(round16(a, idv, y[i].qs), round16(b, idv, y[i].qs + 16));
-        y[i].d = d;
-        y[i].s = d * (float)_mm512_reduce_add_epi32(q);
-    }
+    return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_and_ps(_mm512_loadu_ps(v), absmask),
+                                              _mm512_and_ps(_mm512_loadu_ps(v + 16), absmask)));
 #elif defined(__AVX2__)
-    for (; i < n / QK; i++) {
-        float amax = amax_avx2(x + i * QK, QK);
-        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
-        const int32_t sum = hsum_epi32(round32(x + i * QK, _mm256_set1_ps(id), y[i].qs));
-        y[i].d = d;
-        y[i].s = d * (float)sum;
-    }
+    return amax_avx2(v, 32);
+#else
+    float m = 0;
+    for (int j = 0; j < 32; j++) m = fmaxf(m, fabsf(v[j]));
+    return m;
 #endif
-    for (; i < n / QK; i++) {
-        const float *v = x + i * QK;
-        float amax = 0;
-        for (int j = 0; j < QK; j++) amax = fmaxf(amax, fabsf(v[j]));
-        float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
-        int sum = 0;
-        for (int j = 0; j < QK; j++) {
-            int q = (int)lrintf(v[j] * id);
-            y[i].qs[j] = (int8_t)q;
-            sum += q;
-        }
+}
+
+// 32 values scaled by `id` and rounded to nearest even into q; returns their sum. The
+// vector paths give the scalar loop's bytes (lrintf is a libm call per value: 7% of an AVX2
+// prefill; a decode step quantizes every matrix's input on one thread while the others wait).
+static inline int32_t round_sum32(const float *v, float id, int8_t *q) {
+#if defined(QB_AVX512)
+    const __m512 idv = _mm512_set1_ps(id);
+    return _mm512_reduce_add_epi32(_mm512_add_epi32(round16(_mm512_loadu_ps(v), idv, q), round16(_mm512_loadu_ps(v + 16), idv, q + 16)));
+#elif defined(__AVX2__)
+    return hsum_epi32(round32(v, _mm256_set1_ps(id), q));
+#else
+    int32_t sum = 0;
+    for (int j = 0; j < 32; j++) {
+        q[j] = (int8_t)lrintf(v[j] * id);
+        sum += q[j];
+    }
+    return sum;
+#endif
+}
+
+void qb_quantize_q8a(const float *x, qb_q8a *y, int64_t n) {
+    for (int64_t i = 0; i < n / QK; i++) {
+        float d = amax32(x + i * QK) / 127.0f, id = d != 0 ? 1.0f / d : 0;
+        const int32_t sum = round_sum32(x + i * QK, id, y[i].qs);
         y[i].d = d;
         y[i].s = d * (float)sum;
     }
@@ -161,12 +165,7 @@ void qb_quantize_q8s(const float *x, qb_q8s *y, int64_t n) {
         const float *v = x + 256 * i;
         float amax_j[8], amax = 0;
         for (int j = 0; j < 8; j++) {
-#if defined(__AVX2__) && !defined(QB_AVX512)
-            amax_j[j] = amax_avx2(v + 32 * j, 32);
-#else
-            amax_j[j] = 0;
-            for (int t = 0; t < 32; t++) amax_j[j] = fmaxf(amax_j[j], fabsf(v[32 * j + t]));
-#endif
+            amax_j[j] = amax32(v + 32 * j);
             amax = fmaxf(amax, amax_j[j]);
         }
         float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
@@ -175,16 +174,7 @@ void qb_quantize_q8s(const float *x, qb_q8s *y, int64_t n) {
             int k = 0;
             while (k < 3 && amax_j[j] * (float)(2 << k) <= amax) k++;
             const float idj = id * (float)(1 << k);
-            int8_t *q = y[i].qs + 32 * j;
-            int sum = 0;
-#if defined(__AVX2__) && !defined(QB_AVX512)
-            sum = hsum_epi32(round32(v + 32 * j, _mm256_set1_ps(idj), q));
-#else
-            for (int t = 0; t < 32; t++) {
-                q[t] = (int8_t)lrintf(v[32 * j + t] * idj);
-                sum += q[t];
-            }
-#endif
+            const int32_t sum = round_sum32(v + 32 * j, idj, y[i].qs + 32 * j);
             y[i].shift[j] = 3 - k;
             y[i].sums[j] = (int16_t)(sum * (1 << (3 - k)));
         }

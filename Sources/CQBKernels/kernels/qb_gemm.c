@@ -7,10 +7,10 @@
 // fma per block and row off the two pipes the vpdpbusd run on. The AVX2 code takes both 8-row halves of a tile per
 // broadcast activation, 4- and 5-bit values with vpmaddubsw (pairs of products in saturating
 // 16-bit lanes, summed only as far as the values' width allows) and 8-bit values, tiled as
-// 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly. Q4_K on AVX2
-// takes its activations per 256 values instead, each 32 at a power-of-two fraction of that
-// step (q8s, qb_gemm_tiles_q8s), so its integer scales meet the sums in integers and the f32
-// work is per super-block.
+// 16-bit ones, with vpmaddwd (gemm_avx2); every width is summed exactly. Q4_K on both
+// vector sets takes its activations per 256 values instead, each 32 at a power-of-two
+// fraction of that step (q8s, qb_gemm_tiles_q8s), so its integer scales meet the sums in
+// integers and the f32 work is per super-block.
 #include "qb_blocks.h"
 #include "qb_gemm.h"
 #include "qb_q6k_x16.h"
@@ -57,8 +57,9 @@ int64_t qb_gemm_tile6_block_bytes(int32_t type) {
     return TILE6_BYTES;
 }
 
-// Without VNNI, Q4_K's tiles are per super-block (QB_TILE4K_BYTES, see block4k_x16).
-#if defined(__AVX2__) && !defined(QB_AVX512)
+// On the vector sets Q4_K's tiles are per super-block (QB_TILE4K_BYTES, see block4k_x16 and
+// gemm_q8s_vnni).
+#if defined(__AVX2__)
 #define QB_TILE4K_SUPER 1
 #else
 #define QB_TILE4K_SUPER 0
@@ -1564,7 +1565,7 @@ void qb_gemm_tiles_q3k(const uint8_t *tile, int64_t tiles, const qb_q8a *x, cons
 }
 
 // ---------------------------------------------------------------------------------------
-// Q4_K per super-block (QB_TILE4K_BYTES; the avx2 set's tiles) against q8s activations.
+// Q4_K per super-block (QB_TILE4K_BYTES; the vector sets' tiles) against q8s activations.
 
 // Row r of super-block `sb` (the definition): S = sum over sub-blocks j of 2^shift_j x sc_j x
 // (values . activations), M = sum of mn_j x the activations' shifted sum over sub-block j,
@@ -1589,7 +1590,103 @@ static float q4k_super_row(const uint8_t *sb, const qb_q8s *a, int r) {
     return fmaf((float)m, md, (float)s * d);
 }
 
-#if QB_TILE4K_SUPER
+#if QB_TILE4K_SUPER && defined(QB_AVX512)
+// `n` activation rows against `m` tiles side by side (tstride apart, outputs at y + 16 t),
+// super-block by super-block. Per 32 values and tile the per-32 tiles (gemm_vnni) took a
+// multiply and two fmas beside the eight vpdpbusd, with a broadcast of the activations' d
+// and s each, on the pipes the vpdpbusd run on. Here each sub-block's vpdpbusd sum is shifted
+// to the super-block's finest step and meets its integer scale by one vpmulld (the tile's
+// scale dwords hold it in both halves: a shift takes the high one), the minimums meet the
+// activations' shifted sums in four vpdpwssd per super-block, and the f32 work is per 256
+// values. The integers are block4k_x16's (exact), and so are the outputs, bit for bit.
+static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *tile, int64_t tstride, const qb_q8s *x,
+                                                                int64_t nsb, float *y, int64_t ystride, const int n, const int m) {
+    __m512 acc[8][2];
+    for (int c = 0; c < n; c++)
+        for (int t = 0; t < m; t++) acc[c][t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nsb; i++) {
+        const uint8_t *sb = tile + i * QB_TILE4K_BYTES;
+        const qb_q8s *a = x + i;
+        __m512i s[8][2];
+        for (int c = 0; c < n; c++)
+            for (int t = 0; t < m; t++) s[c][t] = _mm512_setzero_si512();
+#pragma clang loop unroll(disable)
+        for (int j = 0; j < 8; j++) {
+            const uint8_t *steps = sb + 896 + 512 * j;
+            __m512i is[8][2];
+            for (int c = 0; c < n; c++)
+                for (int t = 0; t < m; t++) is[c][t] = _mm512_setzero_si512();
+            for (int st = 0; st < 8; st++) {
+                __m512i wv[2];
+                for (int t = 0; t < m; t++) wv[t] = _mm512_loadu_si512((const void *)(steps + t * tstride + 64 * st));
+                for (int c = 0; c < n; c++) {
+                    const __m512i xv = bcast4_512(a[c * nsb].qs + 32 * j + 4 * st);
+                    for (int t = 0; t < m; t++) is[c][t] = _mm512_dpbusd_epi32(is[c][t], wv[t], xv);
+                }
+            }
+            for (int t = 0; t < m; t++) {
+                const __m512i sc = _mm512_srli_epi32(_mm512_loadu_si512((const void *)(sb + t * tstride + 128 + 64 * j)), 16);
+                for (int c = 0; c < n; c++) {
+                    const __m512i shifted = _mm512_sllv_epi32(is[c][t], _mm512_set1_epi32(a[c * nsb].shift[j]));
+                    s[c][t] = _mm512_add_epi32(s[c][t], _mm512_mullo_epi32(shifted, sc));
+                }
+            }
+        }
+        for (int t = 0; t < m; t++) {
+            const uint8_t *st = sb + t * tstride;
+            const __m512 d = _mm512_loadu_ps((const float *)st), md = _mm512_loadu_ps((const float *)(st + 64));
+            __m512i mins[4];
+            for (int k = 0; k < 4; k++) mins[k] = _mm512_loadu_si512((const void *)(st + 640 + 64 * k));
+            for (int c = 0; c < n; c++) {
+                int32_t pairs[4];
+                memcpy(pairs, a[c * nsb].sums, sizeof pairs);
+                __m512i mv = _mm512_setzero_si512();
+                for (int k = 0; k < 4; k++) mv = _mm512_dpwssd_epi32(mv, mins[k], _mm512_set1_epi32(pairs[k]));
+                const __m512 u = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mv), md, _mm512_mul_ps(_mm512_cvtepi32_ps(s[c][t]), d));
+                acc[c][t] = _mm512_fmadd_ps(u, _mm512_set1_ps(a[c * nsb].d), acc[c][t]);
+            }
+        }
+    }
+    for (int c = 0; c < n; c++)
+        for (int t = 0; t < m; t++) _mm512_storeu_ps(y + c * ystride + 16 * t, acc[c][t]);
+}
+
+#define QB_GEMM_Q8S(n, m)                                                                                         \
+    static void gemm_q8s_vnni##n##x##m(const uint8_t *t, int64_t ts, const qb_q8s *x, int64_t nsb, float *y,     \
+                                       int64_t ys) {                                                             \
+        gemm_q8s_vnni(t, ts, x, nsb, y, ys, n, m);                                                               \
+    }
+QB_GEMM_Q8S(4, 2)
+QB_GEMM_Q8S(1, 2)
+QB_GEMM_Q8S(8, 1)
+QB_GEMM_Q8S(4, 1)
+QB_GEMM_Q8S(1, 1)
+
+// Pairs of tiles against 4 rows at a time, then 1; a last odd tile against 8, 4, then 1.
+// Pairs for gemm_vnni's reason (each activation broadcast serves both tiles; Intel's cores
+// issue about one zmm load a cycle). On AMD Zen 4, where a broadcast operand of vpdpbusd
+// costs nothing, one tile against 8 rows ran 1.04x as fast at one thread ([1.025, 1.058])
+// and the same at two (0.998 [0.909, 1.072]); 6 rows x 2 tiles, the accumulators spilled,
+// 0.96x.
+static void gemm_q8s_tiles(const uint8_t *tile, int64_t tiles, int64_t tstride, const qb_q8s *x, int64_t count, int64_t nsb,
+                           float *y, int64_t ystride) {
+    for (int64_t t = 0; t < tiles; t += 2) {
+        const uint8_t *tp = tile + t * tstride;
+        float *yt = y + QB_TILE_ROWS * t;
+        int64_t c = 0;
+#define QB_ROWS(c) tp, tstride, x + (c) * nsb, nsb, yt + (c) * ystride, ystride
+        if (t + 1 < tiles) {
+            for (; c + 3 < count; c += 4) gemm_q8s_vnni4x2(QB_ROWS(c));
+            for (; c < count; c++) gemm_q8s_vnni1x2(QB_ROWS(c));
+        } else {
+            for (; c + 7 < count; c += 8) gemm_q8s_vnni8x1(QB_ROWS(c));
+            for (; c + 3 < count; c += 4) gemm_q8s_vnni4x1(QB_ROWS(c));
+            for (; c < count; c++) gemm_q8s_vnni1x1(QB_ROWS(c));
+        }
+#undef QB_ROWS
+    }
+}
+#elif QB_TILE4K_SUPER
 // Super-block `i` of a tile (both 8-row halves) against `n` activation rows (1..4), whose f32
 // sums are acc[16 c + row]. Per 32 values and 8 rows the 4-bit tiles took 8 vpmaddubsw, a
 // vpmaddwd by ones, an f32 multiply and two fmas, all on the two pipes the multiplies share
@@ -1690,6 +1787,9 @@ int32_t qb_gemm_activation_block(int32_t type) { return QB_TILE4K_SUPER && type 
 void qb_gemm_tiles_q8s(const uint8_t *tile, int64_t tiles, const qb_q8s *x, int64_t count, int64_t cols, float *y,
                        int64_t ystride) {
     const int64_t nsb = cols / 256, tstride = nsb * QB_TILE4K_BYTES;
+#if QB_TILE4K_SUPER && defined(QB_AVX512)
+    gemm_q8s_tiles(tile, tiles, tstride, x, count, nsb, y, ystride);
+#else
     for (int64_t t = 0; t < tiles; t++) {
         const uint8_t *tp = tile + t * tstride;
         float *yt = y + QB_TILE_ROWS * t;
@@ -1706,4 +1806,5 @@ void qb_gemm_tiles_q8s(const uint8_t *tile, int64_t tiles, const qb_q8s *x, int6
             memcpy(yt + c * ystride, acc, sizeof acc);
         }
     }
+#endif
 }
