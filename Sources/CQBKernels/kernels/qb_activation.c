@@ -128,19 +128,9 @@ void qb_quantize_q8k(const float *x, qb_q8k *y, int64_t n) {
     for (int64_t i = 0; i < n / 256; i++) {
         const float *v = x + 256 * i;
         float amax = 0;
-#if defined(__AVX2__) && !defined(QB_AVX512)
-        amax = amax_avx2(v, 256);
-#else
-        for (int j = 0; j < 256; j++) amax = fmaxf(amax, fabsf(v[j]));
-#endif
+        for (int j = 0; j < 256; j += 32) amax = fmaxf(amax, amax32(v + j));
         float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0;
-#if defined(QB_AVX512)
-        for (int j = 0; j < 256; j += 16) round16(_mm512_loadu_ps(v + j), _mm512_set1_ps(id), y[i].qs + j);
-#elif defined(__AVX2__)
-        for (int j = 0; j < 256; j += 32) round32(v + j, _mm256_set1_ps(id), y[i].qs + j);
-#else
-        for (int j = 0; j < 256; j++) y[i].qs[j] = (int8_t)lrintf(v[j] * id);
-#endif
+        for (int j = 0; j < 256; j += 32) (void)round_sum32(v + j, id, y[i].qs + j);
         for (int g = 0; g < 16; g++) {
             int sum = 0;
             for (int j = 0; j < 16; j++) sum += y[i].qs[16 * g + j];

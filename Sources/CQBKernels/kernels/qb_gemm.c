@@ -881,30 +881,42 @@ static inline __attribute__((always_inline)) void block_x16(const uint8_t *blk, 
 }
 
 // Activation rows [0, count) (count a multiple of `g`: 4, or the last 1-3 rows of a column
-// block) against a tile, block by block: each block is read from L1 by every group of `g`
-// rows (taken a group at a time over all blocks, a 2048-column tile of 40 KB streamed from L2
-// once per group). Up to 16 rows at a time, their sums in `acc`.
-static inline __attribute__((always_inline)) void gemm_avx2(const uint8_t *tile, const int bits, const qb_q8a *x,
-                                                            const int32_t *offs, int64_t count, int64_t nb, float *y,
-                                                            int64_t ystride, const int off, const int g) {
-    const int64_t chunk = 16, block_bytes = bits == 8 ? QB_TILE16_BLOCK_BYTES : QB_TILE_BLOCK_BYTES;
-    float acc[16 * QB_TILE_ROWS];
+// block) against `tiles` tiles (`tstride` bytes apart, outputs 16 columns apart), block by
+// block: each block is read from L1 by every group of `g` rows (taken a group at a time over
+// all blocks, a 2048-column tile of 40 KB streamed from L2 once per group). Up to 16 rows at a
+// time, their sums in `acc`. 8-bit values take up to four tiles per block, so that a block's
+// activations widened to 16 bits (x16) serve all of them: widened once per tile, they took 8%
+// of the kernel's time (cpu-clock samples, 1B Q8_0).
+static inline __attribute__((always_inline)) void gemm_avx2(const uint8_t *tile, int64_t tiles, int64_t tstride,
+                                                            const int bits, const qb_q8a *x, const int32_t *offs,
+                                                            int64_t count, int64_t nb, float *y, int64_t ystride,
+                                                            const int off, const int g) {
+    enum { tile_group = 4 };
+    const int64_t chunk = 16, block_bytes = bits == 8 ? QB_TILE16_BLOCK_BYTES : QB_TILE_BLOCK_BYTES,
+                  per_pass = bits == 8 ? tile_group : 1;
+    float acc[tile_group][16 * QB_TILE_ROWS];
     int16_t x16[16 * 32];
-    for (int64_t c0 = 0; c0 < count; c0 += chunk) {
-        int64_t n = count - c0 < chunk ? count - c0 : chunk;
-        memset(acc, 0, sizeof(float) * (size_t)(16 * n));
-        for (int64_t b = 0; b < nb; b++) {
-            if (bits == 8)
+    for (int64_t t0 = 0; t0 < tiles; t0 += per_pass) {
+        const int64_t tn = tiles - t0 < per_pass ? tiles - t0 : per_pass;
+        for (int64_t c0 = 0; c0 < count; c0 += chunk) {
+            int64_t n = count - c0 < chunk ? count - c0 : chunk;
+            for (int64_t t = 0; t < tn; t++) memset(acc[t], 0, sizeof(float) * (size_t)(16 * n));
+            for (int64_t b = 0; b < nb; b++) {
+                if (bits == 8)
+                    for (int64_t c = 0; c < n; c++)
+                        for (int k = 0; k < 2; k++) {
+                            __m128i q = _mm_loadu_si128((const __m128i *)(x[(c0 + c) * nb + b].qs + 16 * k));
+                            _mm256_storeu_si256((__m256i *)(x16 + 32 * c + 16 * k), _mm256_cvtepi8_epi16(q));
+                        }
+                for (int64_t t = 0; t < tn; t++)
+                    for (int64_t c = 0; c < n; c += g)
+                        block_x16(tile + (t0 + t) * tstride + b * block_bytes, x + (c0 + c) * nb, x16 + 32 * c,
+                                  off ? offs + (c0 + c) * nb : NULL, nb, b, acc[t] + 16 * c, g, bits, off);
+            }
+            for (int64_t t = 0; t < tn; t++)
                 for (int64_t c = 0; c < n; c++)
-                    for (int k = 0; k < 2; k++) {
-                        __m128i q = _mm_loadu_si128((const __m128i *)(x[(c0 + c) * nb + b].qs + 16 * k));
-                        _mm256_storeu_si256((__m256i *)(x16 + 32 * c + 16 * k), _mm256_cvtepi8_epi16(q));
-                    }
-            for (int64_t c = 0; c < n; c += g)
-                block_x16(tile + b * block_bytes, x + (c0 + c) * nb, x16 + 32 * c, off ? offs + (c0 + c) * nb : NULL, nb, b,
-                          acc + 16 * c, g, bits, off);
+                    memcpy(y + (c0 + c) * ystride + QB_TILE_ROWS * (t0 + t), acc[t] + 16 * c, sizeof(float) * QB_TILE_ROWS);
         }
-        for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
 }
 // The last 1-3 rows of a column block (`n`), as a group of their own: the same arithmetic per
@@ -912,24 +924,27 @@ static inline __attribute__((always_inline)) void gemm_avx2(const uint8_t *tile,
 // scalar definition such a row had cost about 18 times a vector row's instructions (Gemma 3
 // 270M): a 127-token prefill ran at 0.60-0.64x the speed of a 128-token one (1B Q4_0 and
 // Q4_K_M, Gemma 3 270M; results/prefill-rows-2026-12-02-zen4/).
-static inline __attribute__((always_inline)) void gemm_avx2_rest(const uint8_t *tile, const int bits, const qb_q8a *x,
-                                                                 const int32_t *offs, int64_t n, int64_t nb, float *y,
-                                                                 int64_t ystride, const int off) {
+static inline __attribute__((always_inline)) void gemm_avx2_rest(const uint8_t *tile, int64_t tiles, int64_t tstride,
+                                                                 const int bits, const qb_q8a *x, const int32_t *offs,
+                                                                 int64_t n, int64_t nb, float *y, int64_t ystride,
+                                                                 const int off) {
     switch (n) {
-    case 3: gemm_avx2(tile, bits, x, offs, 3, nb, y, ystride, off, 3); break;
-    case 2: gemm_avx2(tile, bits, x, offs, 2, nb, y, ystride, off, 2); break;
-    default: gemm_avx2(tile, bits, x, offs, 1, nb, y, ystride, off, 1); break;
+    case 3: gemm_avx2(tile, tiles, tstride, bits, x, offs, 3, nb, y, ystride, off, 3); break;
+    case 2: gemm_avx2(tile, tiles, tstride, bits, x, offs, 2, nb, y, ystride, off, 2); break;
+    default: gemm_avx2(tile, tiles, tstride, bits, x, offs, 1, nb, y, ystride, off, 1); break;
     }
 }
 
 // Each value width with and without offsets, one function each (with both in one, clang
 // unrolled the step loop of one copy and spilled its sums), and each one's last rows apart
 // from its groups of four.
-typedef void (*gemm_avx2_fn)(const uint8_t *, const qb_q8a *, const int32_t *, int64_t, int64_t, float *, int64_t);
-#define QB_GEMM_AVX2_FN(bits, name, offsets, g)                                                                     \
-    static void name(const uint8_t *t, const qb_q8a *x, const int32_t *o, int64_t n, int64_t nb, float *y, int64_t ys) { \
-        if (g == 4) gemm_avx2(t, bits, x, offsets ? o : NULL, n, nb, y, ys, offsets, 4);                            \
-        else gemm_avx2_rest(t, bits, x, offsets ? o : NULL, n, nb, y, ys, offsets);                                 \
+typedef void (*gemm_avx2_fn)(const uint8_t *, int64_t, int64_t, const qb_q8a *, const int32_t *, int64_t, int64_t,
+                             float *, int64_t);
+#define QB_GEMM_AVX2_FN(bits, name, offsets, g)                                                                      \
+    static void name(const uint8_t *t, int64_t tiles, int64_t ts, const qb_q8a *x, const int32_t *o, int64_t n,       \
+                     int64_t nb, float *y, int64_t ys) {                                                              \
+        if (g == 4) gemm_avx2(t, tiles, ts, bits, x, offsets ? o : NULL, n, nb, y, ys, offsets, 4);                  \
+        else gemm_avx2_rest(t, tiles, ts, bits, x, offsets ? o : NULL, n, nb, y, ys, offsets);                       \
     }
 #define QB_GEMM_AVX2(bits)                                                                                          \
     QB_GEMM_AVX2_FN(bits, gemm_avx2_b##bits, 0, 4)                                                                  \
@@ -1498,8 +1513,9 @@ static void gemm6_avx2_rest(const uint8_t *tile, const qb_q8a *x, const int32_t 
 #endif
 
 // Both tile kinds' products: the AVX-512 set takes the tiles in pairs (vnni_tiles), the AVX2
-// set one at a time in the row groups its vector code takes (a column block's last rows as a
-// smaller group), the portable set by the scalar definition.
+// set in the row groups its vector code takes (a column block's last rows as a smaller group),
+// one tile at a time but for 8-bit values (see gemm_avx2), the portable set by the scalar
+// definition.
 // `six`: 0 for qb_gemm_tiles' tiles, 1 for Q6_K's, 2 for Q2_K's (Q6_K's with minimums), 3 for
 // Q3_K's (Q6_K's holding 3-bit values).
 static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8a *x, const int32_t *offs,
@@ -1515,21 +1531,21 @@ static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits
     static const vnni_shapes k2 = {gemm2k_vnni6x2, gemm2k_vnni4x2, gemm2k_vnni1x2, gemm2k_vnni8x1, gemm2k_vnni4x1, gemm2k_vnni1x1};
     vnni_tiles(mins ? &k2 : six ? &k6 : &k, tile, tiles, tstride, x, offs, ostride, count, nb, y, ystride);
 #elif defined(__AVX2__)
-    for (int64_t t = 0; t < tiles; t++) {
-        const uint8_t *tp = tile + t * tstride;
-        float *yt = y + QB_TILE_ROWS * t;
-        if (six) {  // groups of activation rows (Q2_K 2, the others 4), then the last rows
+    if (six) {
+        for (int64_t t = 0; t < tiles; t++) {  // groups of activation rows (Q2_K 2, the others 4), then the last rows
+            const uint8_t *tp = tile + t * tstride;
+            float *yt = y + QB_TILE_ROWS * t;
             const int64_t c = six == 2 ? count & ~(int64_t)1 : count & ~(int64_t)3;
             gemm6_avx2_groups(tp, x, offs, c, nb, yt, ystride, six);
             if (c < count)
                 gemm6_avx2_rest(tp, x + c * nb, six == 2 ? offs + c * ostride : NULL, count - c, nb, yt + c * ystride, ystride, six);
-        } else {  // groups of four, then the last 1-3 rows
-            const int64_t c = count & ~(int64_t)3;
-            gemm_avx2_kernel(bits, offs != NULL, 0)(tp, x, offs, c, nb, yt, ystride);
-            if (c < count)
-                gemm_avx2_kernel(bits, offs != NULL, 1)(tp, x + c * nb, offs ? offs + c * ostride : NULL, count - c, nb,
-                                                        yt + c * ystride, ystride);
         }
+    } else {  // groups of four, then the last 1-3 rows; all tiles in one call (see gemm_avx2)
+        const int64_t c = count & ~(int64_t)3;
+        gemm_avx2_kernel(bits, offs != NULL, 0)(tile, tiles, tstride, x, offs, c, nb, y, ystride);
+        if (c < count)
+            gemm_avx2_kernel(bits, offs != NULL, 1)(tile, tiles, tstride, x + c * nb, offs ? offs + c * ostride : NULL,
+                                                    count - c, nb, y + c * ystride, ystride);
     }
 #else
     for (int64_t t = 0; t < tiles; t++) {
