@@ -67,16 +67,6 @@ static inline int32_t hsum_epi32(__m256i t) {
     t4 = _mm_add_epi32(t4, _mm_shuffle_epi32(t4, 0xB1));
     return _mm_cvtsi128_si32(t4);
 }
-
-// max |v[j]| for j < n (a multiple of 8).
-static inline float amax_avx2(const float *v, int64_t n) {
-    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    __m256 m = _mm256_setzero_ps();
-    for (int64_t j = 0; j < n; j += 8) m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(v + j), absmask));
-    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
-    return _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
-}
 #endif
 
 // max |v[j]| over 32 values, on the set's vectors.
@@ -86,7 +76,12 @@ static inline float amax32(const float *v) {
     return _mm512_reduce_max_ps(_mm512_max_ps(_mm512_and_ps(_mm512_loadu_ps(v), absmask),
                                               _mm512_and_ps(_mm512_loadu_ps(v + 16), absmask)));
 #elif defined(__AVX2__)
-    return amax_avx2(v, 32);
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 m = _mm256_setzero_ps();
+    for (int j = 0; j < 32; j += 8) m = _mm256_max_ps(m, _mm256_and_ps(_mm256_loadu_ps(v + j), absmask));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    return _mm_cvtss_f32(_mm_max_ss(m4, _mm_movehdup_ps(m4)));
 #else
     float m = 0;
     for (int j = 0; j < 32; j++) m = fmaxf(m, fabsf(v[j]));
