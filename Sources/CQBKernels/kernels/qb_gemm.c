@@ -788,7 +788,7 @@ typedef struct {
 
 // Tiles side by side (tstride apart) against `count` activation rows, each row's offsets
 // `ostride` after the last's (or none): pairs of tiles by the paired shapes (6 rows only with
-// offsets), a last odd tile by the one-tile shapes.
+// offsets, where the family has that shape), a last odd tile by the one-tile shapes.
 static void vnni_tiles(const vnni_shapes *k, const uint8_t *tile, int64_t tiles, int64_t tstride, const qb_q8a *x,
                        const int32_t *offs, int64_t ostride, int64_t count, int64_t nb, float *y, int64_t ystride) {
     for (int64_t t = 0; t < tiles; t += 2) {
@@ -797,7 +797,7 @@ static void vnni_tiles(const vnni_shapes *k, const uint8_t *tile, int64_t tiles,
         int64_t c = 0;
 #define QB_ROWS(c) tp, tstride, x + (c) * nb, offs ? offs + (c) * ostride : NULL, nb, yt + (c) * ystride, ystride
         if (t + 1 < tiles) {
-            if (offs)
+            if (offs && k->pair6)
                 for (; c + 5 < count; c += 6) k->pair6(QB_ROWS(c));
             for (; c + 3 < count; c += 4) k->pair4(QB_ROWS(c));
             for (; c < count; c++) k->pair1(QB_ROWS(c));
@@ -1283,6 +1283,12 @@ static void gemm6_scalar(const uint8_t *tile, const qb_q8a *x, const int32_t *of
 // `n` activation rows against `m` Q6_K tiles side by side (as gemm_vnni: each activation
 // load serves both tiles of a pair; the same sums in the same order for every output).
 // With `mins` (Q2_K's tiles), the sums start at 0 and offs16's sums per 16 meet the minimums.
+// A block's two halves (a D each) meet their D in u = sum0 D0 + sum1 D1, and u the
+// activations' d by one fma: three multiplies or fmas per block, row and tile beside the
+// eight vpdpbusd, on the pipes those run on, where D x d and an fma per half took four
+// (results/epilogue-pipes-avx512-2026-12-04-zen4/: the products alone ran at 67% of their
+// rate, now 72%). u takes registers the sums of a sixth row would need, so pairs of tiles
+// go against four rows at most.
 static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile, int64_t tstride, const qb_q8a *x,
                                                              const int32_t *offs16, int64_t nb, float *y, int64_t ystride,
                                                              const int n, const int m, const int mins) {
@@ -1291,6 +1297,7 @@ static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile
         for (int j = 0; j < m; j++) acc[c][j] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = tile + b * (mins ? QB_TILE2K_BLOCK_BYTES : QB_TILE6_BLOCK_BYTES);
+        __m512 u[8][2];
         for (int h = 0; h < 2; h++) {
             __m512i is[8][2];
             for (int c = 0; c < n; c++) {
@@ -1299,16 +1306,19 @@ static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile
             }
             vnni_steps(is, blk, tstride, x, nb, b, 4 * h, 4 * h + 4, n, m);
             for (int j = 0; j < m; j++) {
-                __m512 d = _mm512_loadu_ps((const float *)(blk + j * tstride + 64 * h));
+                const __m512 d = _mm512_loadu_ps((const float *)(blk + j * tstride + 64 * h));
                 for (int c = 0; c < n; c++)
-                    acc[c][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c][j]), _mm512_mul_ps(d, _mm512_set1_ps(x[c * nb + b].d)), acc[c][j]);
+                    u[c][j] = h == 0 ? _mm512_mul_ps(_mm512_cvtepi32_ps(is[c][j]), d)
+                                     : _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[c][j]), d, u[c][j]);
                 if (mins) {
-                    __m512 mv = _mm512_loadu_ps((const float *)(blk + j * tstride + QB_TILE6_BLOCK_BYTES + 64 * h));
+                    const __m512 mv = _mm512_loadu_ps((const float *)(blk + j * tstride + QB_TILE6_BLOCK_BYTES + 64 * h));
                     for (int c = 0; c < n; c++)
-                        acc[c][j] = _mm512_fnmadd_ps(mv, _mm512_set1_ps((float)offs16[c * 2 * nb + 2 * b + h] * x[c * nb + b].d), acc[c][j]);
+                        u[c][j] = _mm512_fnmadd_ps(mv, _mm512_set1_ps((float)offs16[c * 2 * nb + 2 * b + h]), u[c][j]);
                 }
             }
         }
+        for (int j = 0; j < m; j++)
+            for (int c = 0; c < n; c++) acc[c][j] = _mm512_fmadd_ps(u[c][j], _mm512_set1_ps(x[c * nb + b].d), acc[c][j]);
     }
     for (int c = 0; c < n; c++)
         for (int j = 0; j < m; j++) _mm512_storeu_ps(y + c * ystride + 16 * j, acc[c][j]);
@@ -1326,7 +1336,6 @@ static inline __attribute__((always_inline)) void gemm6_vnni(const uint8_t *tile
 QB_GEMM6_VNNI(8, 1)
 QB_GEMM6_VNNI(4, 1)
 QB_GEMM6_VNNI(1, 1)
-QB_GEMM6_VNNI(6, 2)
 QB_GEMM6_VNNI(4, 2)
 QB_GEMM6_VNNI(1, 2)
 #elif defined(__AVX2__)
@@ -1527,8 +1536,8 @@ static void gemm_tiles(int six, const uint8_t *tile, int64_t tiles, int32_t bits
     int64_t ostride = six ? 2 * nb : nb;  // Q6_K's offsets (Q2_K's sums) are per 16 values
 #if defined(QB_AVX512)
     static const vnni_shapes k = {gemm_vnni6x2, gemm_vnni4x2, gemm_vnni1x2, gemm_vnni8x1, gemm_vnni4x1, gemm_vnni1x1};
-    static const vnni_shapes k6 = {gemm6_vnni6x2, gemm6_vnni4x2, gemm6_vnni1x2, gemm6_vnni8x1, gemm6_vnni4x1, gemm6_vnni1x1};
-    static const vnni_shapes k2 = {gemm2k_vnni6x2, gemm2k_vnni4x2, gemm2k_vnni1x2, gemm2k_vnni8x1, gemm2k_vnni4x1, gemm2k_vnni1x1};
+    static const vnni_shapes k6 = {NULL, gemm6_vnni4x2, gemm6_vnni1x2, gemm6_vnni8x1, gemm6_vnni4x1, gemm6_vnni1x1};
+    static const vnni_shapes k2 = {NULL, gemm2k_vnni4x2, gemm2k_vnni1x2, gemm2k_vnni8x1, gemm2k_vnni4x1, gemm2k_vnni1x1};
     vnni_tiles(mins ? &k2 : six ? &k6 : &k, tile, tiles, tstride, x, offs, ostride, count, nb, y, ystride);
 #elif defined(__AVX2__)
     if (six) {
