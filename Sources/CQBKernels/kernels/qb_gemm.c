@@ -780,7 +780,8 @@ QB_GEMM_VNNI(6, 2)
 QB_GEMM_VNNI(4, 2)
 QB_GEMM_VNNI(1, 2)
 
-// One kernel family's shapes (activation rows x tiles), as QB_GEMM_VNNI makes them.
+// One kernel family's shapes (activation rows x tiles), as QB_GEMM_VNNI makes them; pair6
+// is NULL for a family without a 6 x 2 shape (Q6_K's and Q2_K's, whose sums spilled in it).
 typedef void (*vnni_fn)(const uint8_t *, int64_t, const qb_q8a *, const int32_t *, int64_t, float *, int64_t);
 typedef struct {
     vnni_fn pair6, pair4, pair1, one8, one4, one1;
