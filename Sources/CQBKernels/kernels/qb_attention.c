@@ -916,10 +916,10 @@ static inline __attribute__((always_inline)) void values_tile_f16(const uint16_t
 // sum in one pass (exp_sum), and the division by the sum applied a tile at a time just
 // before its values use it. The maximum is exact and the products the same, so the
 // probabilities are bitwise qb_softmax's. Against the generic path (widened values, a
-// separate softmax) a 4096-position head pass of Llama 3.2 1B's shape took 0.84x the time
-// from L2 and ~0.91x from memory, one thread on an Intel Xeon (Emerald Rapids), and two-
-// thread decode at depth 4096 ran 1.04x (results/attention-f16-avx2-2026-12-04-emr/). Two
-// heads per key load (score_tile8xn) ran 1.07x the time of one at a time there.
+// separate softmax) a 4096-position head pass of Llama 3.2 1B's shape took 0.89x the time
+// from L2 and from memory, one thread on an Intel Xeon (Emerald Rapids), and two-thread
+// decode at depth 4096 ran 1.04x (results/attention-f16-avx2-2026-12-04-emr/). Two heads
+// per key load (score_tile8xn) ran 1.07x the time of one at a time there.
 static inline __attribute__((always_inline)) void attention_group_f16x8(
     const float *q, const uint16_t *k, const uint16_t *v, int64_t n, int64_t hd, int64_t group, float scale,
     float *scores, float *out) {
