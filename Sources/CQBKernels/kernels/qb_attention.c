@@ -768,15 +768,19 @@ static inline __m256 row_scales8(const uint8_t *rows, int64_t row, int64_t b, in
     return _mm256_cvtph_ps(row_halves8(rows + 34 * b, row, t));
 }
 
-// Positions 0 ..< t of a tile of Q8_0 value rows into the group's outputs: each 16 columns
-// of a position widened in registers once for up to four heads, whose sums for those columns
-// stay in registers over the tile; pd[g][b][p] is head g's probability of position p times
-// its block b's value scale. Each output is the same chain of multiply-adds, position after
-// position, as when the tile's rows were widened into a buffer first, without that buffer's
-// stores and reloads (with row_halves8: 0.67-0.79x the time of a head pass from L2,
-// results/attention-q8-2026-11-30-emr/).
-static inline __attribute__((always_inline)) void values_tile_q8(const uint8_t *vt, int64_t row, int64_t hd, int64_t group,
-                                                                 float pd[][16][8], const int64_t t, float *out) {
+// Positions 0 ..< t of a tile of value rows (Q8_0 blocks or f16, `row` bytes each) into the
+// group's outputs: each 16 columns of a position widened in registers once for up to four
+// heads, whose sums for those columns stay in registers over the tile. Head g's weight of
+// position p in the columns of block b is prob[g * gs + b * bs + p]: for Q8_0 its
+// probability times the block's value scale (the values widened without it), for f16 its
+// probability. Each output is the same chain of multiply-adds, position after position, as
+// when the tile's rows were widened into a buffer first (accumulate_values8 for f16, so
+// prefill rows stay bitwise the group kernel's), without that buffer's stores and reloads:
+// for Q8_0, with row_halves8, 0.67-0.79x the time of a head pass from L2
+// (results/attention-q8-2026-11-30-emr/).
+static inline __attribute__((always_inline)) void values_tile8(const int32_t type, const uint8_t *vt, int64_t row,
+                                                               int64_t hd, int64_t group, const float *prob, int64_t gs,
+                                                               int64_t bs, const int64_t t, float *out) {
     for (int64_t c = 0; c < hd; c += 16)
         for (int64_t g0 = 0; g0 < group; g0 += 4) {
             int64_t gn = group - g0 < 4 ? group - g0 : 4, b = c / 32;
@@ -784,12 +788,14 @@ static inline __attribute__((always_inline)) void values_tile_q8(const uint8_t *
             for (int64_t i = 0; i < gn; i++)
                 for (int h = 0; h < 2; h++) acc[i][h] = _mm256_loadu_ps(out + (g0 + i) * hd + c + 8 * h);
             for (int64_t p = 0; p < t; p++) {
-                const uint8_t *src = vt + p * row + 34 * b + 2 + c % 32;
                 __m256 x[2];
-                for (int h = 0; h < 2; h++)
-                    x[h] = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(src + 8 * h))));
+                for (int h = 0; h < 2; h++) {
+                    const uint8_t *at = vt + p * row + (type == QB_F16 ? 2 * (c + 8 * h) : 34 * b + 2 + c % 32 + 8 * h);
+                    x[h] = type == QB_F16 ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)at))
+                                          : _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)at)));
+                }
                 for (int64_t i = 0; i < gn; i++) {
-                    __m256 pv = _mm256_set1_ps(pd[g0 + i][b][p]);
+                    __m256 pv = _mm256_set1_ps(prob[(g0 + i) * gs + b * bs + p]);
                     for (int h = 0; h < 2; h++) acc[i][h] = _mm256_fmadd_ps(pv, x[h], acc[i][h]);
                 }
             }
@@ -862,7 +868,7 @@ static inline __attribute__((always_inline)) void attention_group_q8x8(
         for (int l = 0; l < 8; l++) mx[g] = lanes[l] > mx[g] ? lanes[l] : mx[g];
         inv[g] = 1.0f / exp_sum(scores + g * n, n, mx[g]);
     }
-    // Values, a tile at a time (values_tile_q8).
+    // Values, a tile at a time (values_tile8).
     for (int64_t d = 0; d < group * hd; d++) out[d] = 0;
     for (int64_t j0 = 0; j0 < n; j0 += 8) {
         int64_t t = n - j0 < 8 ? n - j0 : 8;
@@ -877,49 +883,23 @@ static inline __attribute__((always_inline)) void attention_group_q8x8(
             __m256 pr = _mm256_mul_ps(_mm256_set1_ps(inv[g]), _mm256_loadu_ps(t < 8 ? probs : scores + g * n + j0));
             for (int64_t b = 0; b < nb; b++) _mm256_storeu_ps(pd[g][b], _mm256_mul_ps(dv[b], pr));
         }
-        if (t == 8) values_tile_q8(vt, row, hd, group, pd, 8, out);
-        else values_tile_q8(vt, row, hd, group, pd, t, out);
+        if (t == 8) values_tile8(QB_Q8_0, vt, row, hd, group, &pd[0][0][0], 16 * 8, 8, 8, out);
+        else values_tile8(QB_Q8_0, vt, row, hd, group, &pd[0][0][0], 16 * 8, 8, t, out);
     }
 }
 
-// Positions 0 ..< t of a tile of f16 value rows into the group's outputs, as values_tile_q8
-// takes Q8_0 rows: each 16 columns of a position widened in registers once for up to four
-// heads, whose sums for them stay in registers over the tile; pg + g * n holds head g's
-// probabilities of the tile's positions. Each output is the same chain of multiply-adds,
-// position after position, as accumulate_values8 makes from a widened buffer (so prefill
-// rows stay bitwise this kernel's), without that buffer's stores and reloads.
-static inline __attribute__((always_inline)) void values_tile_f16(const uint16_t *vt, int64_t hd, int64_t group,
-                                                                  const float *pg, int64_t n, const int64_t t, float *out) {
-    for (int64_t c = 0; c < hd; c += 16)
-        for (int64_t g0 = 0; g0 < group; g0 += 4) {
-            int64_t gn = group - g0 < 4 ? group - g0 : 4;
-            __m256 acc[4][2];
-            for (int64_t i = 0; i < gn; i++)
-                for (int h = 0; h < 2; h++) acc[i][h] = _mm256_loadu_ps(out + (g0 + i) * hd + c + 8 * h);
-            for (int64_t p = 0; p < t; p++) {
-                __m256 x[2];
-                for (int h = 0; h < 2; h++) x[h] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(vt + p * hd + c + 8 * h)));
-                for (int64_t i = 0; i < gn; i++) {
-                    __m256 pv = _mm256_set1_ps(pg[(g0 + i) * n + p]);
-                    for (int h = 0; h < 2; h++) acc[i][h] = _mm256_fmadd_ps(pv, x[h], acc[i][h]);
-                }
-            }
-            for (int64_t i = 0; i < gn; i++)
-                for (int h = 0; h < 2; h++) _mm256_storeu_ps(out + (g0 + i) * hd + c + 8 * h, acc[i][h]);
-        }
-}
-
-// f16 caches on AVX2: the scores as the generic path makes them (each tile of keys widened
-// once, score_tile8 per head; a last partial tile padded with zero rows, as prefill's
-// attention_rows8 pads its tiles), with qb_softmax's passes folded in as attention_group16
-// folds them: each head's maximum taken as its scores are made, the exponentials and their
-// sum in one pass (exp_sum), and the division by the sum applied a tile at a time just
-// before its values use it. The maximum is exact and the products the same, so the
-// probabilities are bitwise qb_softmax's. Against the generic path (widened values, a
-// separate softmax) a 4096-position head pass of Llama 3.2 1B's shape took 0.89x the time
-// from L2 and from memory, one thread on an Intel Xeon (Emerald Rapids), and two-thread
-// decode at depth 4096 ran 1.04x (results/attention-f16-avx2-2026-12-04-emr/). Two heads
-// per key load (score_tile8xn) ran 1.07x the time of one at a time there.
+// f16 caches on AVX2: the values a tile at a time in registers (values_tile8); the scores as
+// the generic path makes them (each tile of keys widened once, score_tile8 per head; a last
+// partial tile padded with zero rows, as prefill's attention_rows8 pads its tiles); and
+// qb_softmax's passes folded in as attention_group16 folds them: each head's maximum taken
+// as its scores are made, the exponentials and their sum in one pass (exp_sum), and the
+// division by the sum applied a tile at a time just before its values use it. The maximum
+// is exact and the products the same, so the probabilities are bitwise qb_softmax's.
+// Against the generic path (widened values, a separate softmax) a 4096-position head pass
+// of Llama 3.2 1B's shape took 0.89x the time from L2 and from memory, one thread on an
+// Intel Xeon (Emerald Rapids), and two-thread decode at depth 4096 ran 1.04x
+// (results/attention-f16-avx2-2026-12-04-emr/). Two heads per key load (score_tile8xn) ran
+// 1.07x the time of one at a time there.
 static inline __attribute__((always_inline)) void attention_group_f16x8(
     const float *q, const uint16_t *k, const uint16_t *v, int64_t n, int64_t hd, int64_t group, float scale,
     float *scores, float *out) {
@@ -965,8 +945,9 @@ static inline __attribute__((always_inline)) void attention_group_f16x8(
             if (t == ATT_TILE) _mm256_storeu_ps(x, _mm256_mul_ps(_mm256_loadu_ps(x), _mm256_set1_ps(inv[g])));
             else for (int64_t p = 0; p < t; p++) x[p] *= inv[g];
         }
-        if (t == ATT_TILE) values_tile_f16(v + j0 * hd, hd, group, scores + j0, n, ATT_TILE, out);
-        else values_tile_f16(v + j0 * hd, hd, group, scores + j0, n, t, out);
+        const uint8_t *vt = (const uint8_t *)(v + j0 * hd);
+        if (t == ATT_TILE) values_tile8(QB_F16, vt, hd * 2, hd, group, scores + j0, n, 0, ATT_TILE, out);
+        else values_tile8(QB_F16, vt, hd * 2, hd, group, scores + j0, n, 0, t, out);
     }
 }
 #endif
