@@ -10,7 +10,7 @@ for blk in log.split('### ')[1:]:
     body = blk[blk.index('\n') + 1:blk.index('load average')]
     arr = json.loads(body)
     kv = re.search(r'-ctk (\S+)', head).group(1)
-    setn = 'avx2' if 'build-avx2' in head else 'avx512'
+    setn = 'avx2' if 'build-avx2' in head or 'IK_AVX2_BIN' in head else 'avx512'  # before or after the paths became placeholders
     key = ('ik', setn, kv); rnd[key] = rnd.get(key, 0) + 1
     ts = {a['n_prompt']: a['avg_ts'] for a in arr}
     rows.append((rnd[key], 'ik ' + ('x86-64-v3' if setn == 'avx2' else 'native'), kv, ts[0], ts[4096]))
