@@ -768,6 +768,27 @@ static inline __m256 row_scales8(const uint8_t *rows, int64_t row, int64_t b, in
     return _mm256_cvtph_ps(row_halves8(rows + 34 * b, row, t));
 }
 
+// A partial tile's first t scores (of the 8 in `lanes`) stored at dst, their maximum taken
+// into *mx (the folded softmax's, as qb_softmax's scalar loop takes it).
+static inline void store_partial8(const float *lanes, int64_t t, float *dst, float *mx) {
+    for (int64_t p = 0; p < t; p++) {
+        dst[p] = lanes[p];
+        *mx = lanes[p] > *mx ? lanes[p] : *mx;
+    }
+}
+
+// The folded softmax's middle pass for each of the group's heads: its maximum (the lanes of
+// vmax[g] and mx[g]), its n scores at scores + g * n made exponentials in place (exp_sum), and
+// inv[g] the reciprocal of their sum, which the value pass multiplies them by.
+static inline void softmax_sums8(const __m256 *vmax, float *mx, float *scores, int64_t n, int64_t group, float *inv) {
+    for (int64_t g = 0; g < group; g++) {
+        float lanes[8];
+        _mm256_storeu_ps(lanes, vmax[g]);
+        for (int l = 0; l < 8; l++) mx[g] = lanes[l] > mx[g] ? lanes[l] : mx[g];
+        inv[g] = 1.0f / exp_sum(scores + g * n, n, mx[g]);
+    }
+}
+
 // Positions 0 ..< t of a tile of value rows (Q8_0 blocks or f16, `row` bytes each) into the
 // group's outputs: each 16 columns of a position widened in registers once for up to four
 // heads, whose sums for those columns stay in registers over the tile. Head g's weight of
@@ -855,19 +876,11 @@ static inline __attribute__((always_inline)) void attention_group_q8x8(
             } else {
                 float lanes[8];
                 _mm256_storeu_ps(lanes, x);
-                for (int64_t p = 0; p < t; p++) {
-                    scores[g * n + j0 + p] = lanes[p];
-                    mx[g] = lanes[p] > mx[g] ? lanes[p] : mx[g];
-                }
+                store_partial8(lanes, t, scores + g * n + j0, &mx[g]);
             }
         }
     }
-    for (int64_t g = 0; g < group; g++) {
-        float lanes[8];
-        _mm256_storeu_ps(lanes, vmax[g]);
-        for (int l = 0; l < 8; l++) mx[g] = lanes[l] > mx[g] ? lanes[l] : mx[g];
-        inv[g] = 1.0f / exp_sum(scores + g * n, n, mx[g]);
-    }
+    softmax_sums8(vmax, mx, scores, n, group, inv);
     // Values, a tile at a time (values_tile8).
     for (int64_t d = 0; d < group * hd; d++) out[d] = 0;
     for (int64_t j0 = 0; j0 < n; j0 += 8) {
@@ -924,18 +937,10 @@ static inline __attribute__((always_inline)) void attention_group_f16x8(
             }
             float lanes[ATT_TILE];
             score_tile8(w, q + g * hd, hd, scale, lanes);
-            for (int64_t p = 0; p < t; p++) {
-                dst[p] = lanes[p];
-                mx[g] = lanes[p] > mx[g] ? lanes[p] : mx[g];
-            }
+            store_partial8(lanes, t, dst, &mx[g]);
         }
     }
-    for (int64_t g = 0; g < group; g++) {
-        float lanes[8];
-        _mm256_storeu_ps(lanes, vmax[g]);
-        for (int l = 0; l < 8; l++) mx[g] = lanes[l] > mx[g] ? lanes[l] : mx[g];
-        inv[g] = 1.0f / exp_sum(scores + g * n, n, mx[g]);
-    }
+    softmax_sums8(vmax, mx, scores, n, group, inv);
     for (int64_t d = 0; d < group * hd; d++) out[d] = 0;
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE) {
         int64_t t = n - j0 < ATT_TILE ? n - j0 : ATT_TILE;
