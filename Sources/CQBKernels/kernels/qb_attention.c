@@ -163,8 +163,9 @@ static inline __m256 hsum8x8(const __m256 a[8]) {
 
 // The scores of one query against a widened tile of 8 rows: each row's products summed down
 // the columns, then across lanes by hsum8x8 (the same tree for every lane, so a score does
-// not depend on where its row falls in a tile), times `scale`. (A last partial tile is
-// summed row by row, dot_f32.)
+// not depend on where its row falls in a tile), times `scale`. (The f16 kernels give it a
+// last partial tile padded with zero rows; the generic path sums that tile row by row,
+// dot_f32.)
 static inline __attribute__((always_inline)) void score_tile8(const float *w, const float *qg, int64_t hd, float scale,
                                                               float *dst) {
     __m256 acc[8];
