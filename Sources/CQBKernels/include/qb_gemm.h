@@ -67,13 +67,14 @@ void qb_gemm_tiles(const uint8_t *tile, int64_t tiles, int32_t bits, const qb_q8
 // in integers, and the f32 work is per 256 values; both sets compute the same integers and
 // round them alike, so their outputs agree bit for bit. Q4_K's tiles on those sets are per
 // super-block (QB_TILE4K_BYTES): the rows' d[16] and -dmin[16] as f32; then for each
-// sub-block j the rows' scales as dwords, each scale in both 16-bit halves (rows 0..15 at
-// 128 + 64 j: the AVX2 code's vpmaddwd takes them as pairs, the AVX-512 code's vpmulld the
-// high half); then for each pair k of sub-blocks the rows' minimums (m_2k, m_2k+1) as int16
-// pairs (at 640 + 64 k); then sub-block j's 8 steps of values as in the tiles above (at
-// 896 + 512 j). qb_pack_tile_ggml writes it for Q4_K on such a set, from plain rows or the
+// sub-block j and shift s in 0..3 (the activations' q8s shift) the rows' scales sc << s as
+// dwords (rows 0..15 at 128 + 256 j + 64 s): on the avx2 set in both 16-bit halves (its
+// vpmaddwd takes them against pairs of 16-bit sums), on the avx512 set alone (its vpdpwssd
+// takes the low half against sums within int16); then for each pair k of sub-blocks the rows'
+// minimums (m_2k, m_2k+1) as int16 pairs (at 2176 + 64 k); then sub-block j's 8 steps of
+// values as in the tiles above (at 2432 + 512 j). qb_pack_tile_ggml writes it for Q4_K on such a set, from plain rows or the
 // 16-row decode layout alike; the portable set keeps the tiles above for Q4_K.
-#define QB_TILE4K_BYTES 4992
+#define QB_TILE4K_BYTES 6528
 // Values per activation block of the set's prefill product for GGML type `type`: 256 where
 // it takes qb_gemm_tiles_q8s (Q4_K on the vector sets), else 32.
 int32_t qb_gemm_activation_block(int32_t type);

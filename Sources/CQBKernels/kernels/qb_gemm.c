@@ -65,20 +65,39 @@ int64_t qb_gemm_tile6_block_bytes(int32_t type) {
 #define QB_TILE4K_SUPER 0
 #endif
 
+// Offsets in a super-block of a Q4_K tile of QB_TILE4K_BYTES (layout in qb_gemm.h): the
+// scales of sub-block j shifted by s at Q4K_SC + 256 j + 64 s, the minimums' pairs at
+// Q4K_MN + 64 k, sub-block j's steps at Q4K_VALUES + 512 j.
+#define Q4K_SC 128
+#define Q4K_MN 2176
+#define Q4K_VALUES 2432
+
+// A scale shifted to an activation's step (sc << s, at most 63 x 8) as the tile's dword: alone
+// on the avx512 set (vpdpwssd takes its low half against a sum within int16, whose high half
+// is that sum's sign), in both halves elsewhere (vpmaddwd takes it against pairs of 16-bit
+// sums).
+static inline uint32_t q4k_scale_dword(uint32_t v) {
+#if defined(QB_AVX512)
+    return v;
+#else
+    return v * 0x10001u;
+#endif
+}
+
 // Row r's d, dmin, 6-bit scales sc[8] and minimums mn[8] into super-block `sb` of a Q4_K
 // tile of QB_TILE4K_BYTES (layout in qb_gemm.h).
 static inline void put_q4k_super(uint8_t *sb, int r, float d, float dmin, const uint8_t sc[8], const uint8_t mn[8]) {
     const float md = -dmin;
     memcpy(sb + 4 * r, &d, 4);
     memcpy(sb + 64 + 4 * r, &md, 4);
-    uint8_t *row = sb + 32 * (r / 8) + 4 * (r % 8);
-    for (int j = 0; j < 8; j++) {
-        const int16_t pair[2] = {sc[j], sc[j]};
-        memcpy(row + 128 + 64 * j, pair, 4);
-    }
+    for (int j = 0; j < 8; j++)
+        for (int sh = 0; sh < 4; sh++) {
+            const uint32_t v = q4k_scale_dword((uint32_t)sc[j] << sh);
+            memcpy(sb + Q4K_SC + 256 * j + 64 * sh + 4 * r, &v, 4);
+        }
     for (int k = 0; k < 4; k++) {
         const int16_t pair[2] = {mn[2 * k], mn[2 * k + 1]};
-        memcpy(row + 640 + 64 * k, pair, 4);
+        memcpy(sb + Q4K_MN + 64 * k + 4 * r, pair, 4);
     }
 }
 
@@ -414,7 +433,7 @@ static inline __attribute__((always_inline)) void pack_k_vec(int fifth, const vo
                     v[1][r] = _mm256_or_si256(v[1][r], bit_to_16(qh[r], 2 * p + 1));
                 }
             }
-            if (super) put_blocks16(tile + i * QB_TILE4K_BYTES + 896, 512, 0, 2 * p, v, 1);
+            if (super) put_blocks16(tile + i * QB_TILE4K_BYTES + Q4K_VALUES, 512, 0, 2 * p, v, 1);
             else put_blocks16(tile, QB_TILE_BLOCK_BYTES, 128, 8 * i + 2 * p, v, 1);
         }
     }
@@ -454,9 +473,16 @@ static void q4k_x16_super_header(const uint8_t *g, uint8_t *sb) {
                                                _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 2 * j), m2), 4));
             const __m256i mn = _mm256_or_si256(_mm256_srli_epi32(lo, 4),
                                                _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(hi, 16 + 2 * j), m2), 4));
-            _mm256_storeu_si256((__m256i *)(sb + 128 + 64 * j + 32 * h), _mm256_or_si256(sc, _mm256_slli_epi32(sc, 16)));
+            for (int sh = 0; sh < 4; sh++) {  // as q4k_scale_dword
+                const __m256i v = _mm256_slli_epi32(sc, sh);
+#if defined(QB_AVX512)
+                _mm256_storeu_si256((__m256i *)(sb + Q4K_SC + 256 * j + 64 * sh + 32 * h), v);
+#else
+                _mm256_storeu_si256((__m256i *)(sb + Q4K_SC + 256 * j + 64 * sh + 32 * h), _mm256_or_si256(v, _mm256_slli_epi32(v, 16)));
+#endif
+            }
             if (j % 2 == 0) mn_even = mn;
-            else _mm256_storeu_si256((__m256i *)(sb + 640 + 64 * (j / 2) + 32 * h), _mm256_or_si256(mn_even, _mm256_slli_epi32(mn, 16)));
+            else _mm256_storeu_si256((__m256i *)(sb + Q4K_MN + 64 * (j / 2) + 32 * h), _mm256_or_si256(mn_even, _mm256_slli_epi32(mn, 16)));
         }
     }
 }
@@ -468,7 +494,7 @@ static void pack_q4k_x16(const void *w, int64_t r0, int64_t cols, uint8_t *tile)
     for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
 #if QB_TILE4K_SUPER
         q4k_x16_super_header(g, tile + i * QB_TILE4K_BYTES);
-        for (int j = 0; j < 8; j++) nibble_steps(tile + i * QB_TILE4K_BYTES + 896 + 512 * j, g + QB_Q4K_X16_QS + 256 * j);
+        for (int j = 0; j < 8; j++) nibble_steps(tile + i * QB_TILE4K_BYTES + Q4K_VALUES + 512 * j, g + QB_Q4K_X16_QS + 256 * j);
         continue;
 #endif
         for (int r = 0; r < QB_TILE_ROWS; r++) {
@@ -1603,10 +1629,10 @@ static float q4k_super_row(const uint8_t *sb, const qb_q8s *a, int r) {
     for (int j = 0; j < 8; j++) {
         int32_t dot = 0;
         for (int st = 0; st < 8; st++)
-            for (int t = 0; t < 4; t++) dot += sb[896 + 512 * j + 64 * st + 4 * r + t] * a->qs[32 * j + 4 * st + t];
-        int16_t sc, mn;
-        memcpy(&sc, row + 128 + 64 * j, 2);
-        memcpy(&mn, row + 640 + 64 * (j / 2) + 2 * (j % 2), 2);
+            for (int t = 0; t < 4; t++) dot += sb[Q4K_VALUES + 512 * j + 64 * st + 4 * r + t] * a->qs[32 * j + 4 * st + t];
+        int16_t sc, mn;  // the low halves of the unshifted scale's dword and the minimums' pair
+        memcpy(&sc, row + Q4K_SC + 256 * j, 2);
+        memcpy(&mn, row + Q4K_MN + 64 * (j / 2) + 2 * (j % 2), 2);
         s += (sc * dot) * (1 << a->shift[j]);
         m += mn * a->sums[j];
     }
@@ -1617,14 +1643,32 @@ static float q4k_super_row(const uint8_t *sb, const qb_q8s *a, int r) {
 }
 
 #if QB_TILE4K_SUPER && defined(QB_AVX512)
+// acc + the products of a's int16 pairs and the 64 bytes at b's, as one vpdpwssd: written as
+// the intrinsic, clang's machine combiner splits chains of them into vpmaddwd + vpaddd, an
+// extra operation on the pipes the vpdpbusd run on.
+static inline __m512i dpwssd_mem(__m512i acc, __m512i a, const void *b) {
+    __asm__("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "m"(*(const __m512i *)b));
+    return acc;
+}
+
+// Likewise against the pair at b (4 bytes) in every lane.
+static inline __m512i dpwssd_bcast(__m512i acc, __m512i a, const void *b) {
+    __asm__("vpdpwssd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(a), "m"(*(const int32_t *)b));
+    return acc;
+}
+
 // `n` activation rows against `m` tiles side by side (tstride apart, outputs at y + 16 t),
 // super-block by super-block. Per 32 values and tile the per-32 tiles (gemm_vnni) took a
 // multiply and two fmas beside the eight vpdpbusd, with a broadcast of the activations' d
-// and s each, on the pipes the vpdpbusd run on. Here each sub-block's vpdpbusd sum is shifted
-// to the super-block's finest step and meets its integer scale by one vpmulld (the tile's
-// scale dwords hold it in both halves: a shift takes the high one), the minimums meet the
-// activations' shifted sums in four vpdpwssd per super-block, and the f32 work is per 256
-// values. The integers are block4k_x16's (exact), and so are the outputs, bit for bit.
+// and s each, on the pipes the vpdpbusd run on. Here the vpdpbusd sums of each half
+// sub-block (16 values: within int16, 16 x 15 x 127 = 30480) meet the sub-block's integer
+// scale, already shifted to the super-block's finest step (the tile holds sc << 0..3, the
+// activations' shift picks one), in one vpdpwssd each; the minimums meet the activations'
+// shifted sums in four vpdpwssd per super-block, and the f32 work is per 256 values. Per
+// sub-block, activation row and tile that is two operations beside the eight vpdpbusd where
+// a vpsllvd, a vpmulld (two on Intel) and a vpaddd were before: 1.14x pp512 on a 1B Q4_K_M
+// on Intel Emerald Rapids. The integers are block4k_x16's (exact), and so are the outputs, bit for
+// bit.
 static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *tile, int64_t tstride, const qb_q8s *x,
                                                                 int64_t nsb, float *y, int64_t ystride, const int n, const int m) {
     __m512 acc[8][2];
@@ -1638,23 +1682,22 @@ static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *t
             for (int t = 0; t < m; t++) s[c][t] = _mm512_setzero_si512();
 #pragma clang loop unroll(disable)
         for (int j = 0; j < 8; j++) {
-            const uint8_t *steps = sb + 896 + 512 * j;
-            __m512i is[8][2];
-            for (int c = 0; c < n; c++)
-                for (int t = 0; t < m; t++) is[c][t] = _mm512_setzero_si512();
-            for (int st = 0; st < 8; st++) {
-                __m512i wv[2];
-                for (int t = 0; t < m; t++) wv[t] = _mm512_loadu_si512((const void *)(steps + t * tstride + 64 * st));
-                for (int c = 0; c < n; c++) {
-                    const __m512i xv = bcast4_512(a[c * nsb].qs + 32 * j + 4 * st);
-                    for (int t = 0; t < m; t++) is[c][t] = _mm512_dpbusd_epi32(is[c][t], wv[t], xv);
+            const uint8_t *steps = sb + Q4K_VALUES + 512 * j;
+            for (int half = 0; half < 2; half++) {
+                __m512i is[8][2];
+                for (int c = 0; c < n; c++)
+                    for (int t = 0; t < m; t++) is[c][t] = _mm512_setzero_si512();
+                for (int st = 4 * half; st < 4 * half + 4; st++) {
+                    __m512i wv[2];
+                    for (int t = 0; t < m; t++) wv[t] = _mm512_loadu_si512((const void *)(steps + t * tstride + 64 * st));
+                    for (int c = 0; c < n; c++) {
+                        const __m512i xv = bcast4_512(a[c * nsb].qs + 32 * j + 4 * st);
+                        for (int t = 0; t < m; t++) is[c][t] = _mm512_dpbusd_epi32(is[c][t], wv[t], xv);
+                    }
                 }
-            }
-            for (int t = 0; t < m; t++) {
-                const __m512i sc = _mm512_srli_epi32(_mm512_loadu_si512((const void *)(sb + t * tstride + 128 + 64 * j)), 16);
                 for (int c = 0; c < n; c++) {
-                    const __m512i shifted = _mm512_sllv_epi32(is[c][t], _mm512_set1_epi32(a[c * nsb].shift[j]));
-                    s[c][t] = _mm512_add_epi32(s[c][t], _mm512_mullo_epi32(shifted, sc));
+                    const uint8_t *sc = sb + Q4K_SC + 256 * j + 64 * a[c * nsb].shift[j];
+                    for (int t = 0; t < m; t++) s[c][t] = dpwssd_mem(s[c][t], is[c][t], sc + t * tstride);
                 }
             }
         }
@@ -1662,12 +1705,10 @@ static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *t
             const uint8_t *st = sb + t * tstride;
             const __m512 d = _mm512_loadu_ps((const float *)st), md = _mm512_loadu_ps((const float *)(st + 64));
             __m512i mins[4];
-            for (int k = 0; k < 4; k++) mins[k] = _mm512_loadu_si512((const void *)(st + 640 + 64 * k));
+            for (int k = 0; k < 4; k++) mins[k] = _mm512_loadu_si512((const void *)(st + Q4K_MN + 64 * k));
             for (int c = 0; c < n; c++) {
-                int32_t pairs[4];
-                memcpy(pairs, a[c * nsb].sums, sizeof pairs);
                 __m512i mv = _mm512_setzero_si512();
-                for (int k = 0; k < 4; k++) mv = _mm512_dpwssd_epi32(mv, mins[k], _mm512_set1_epi32(pairs[k]));
+                for (int k = 0; k < 4; k++) mv = dpwssd_bcast(mv, mins[k], a[c * nsb].sums + 2 * k);
                 const __m512 u = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mv), md, _mm512_mul_ps(_mm512_cvtepi32_ps(s[c][t]), d));
                 acc[c][t] = _mm512_fmadd_ps(u, _mm512_set1_ps(a[c * nsb].d), acc[c][t]);
             }
@@ -1721,16 +1762,17 @@ static void gemm_q8s_tiles(const uint8_t *tile, int64_t tiles, int64_t tstride, 
 // by one vpmaddwd that also applies the rows' scales, the minimums meet the activations' sums
 // in four vpmaddwd per super-block, and the f32 work is a multiply and two fmas per 256
 // values: about 9.9 of those operations per 32 values in place of 12. Each sub-block's
-// product is shifted to the super-block's finest step (q8s: one vpsllvd per 8 rows and
-// sub-block). The integer sums stay exact (S below 63 x 30480 x 2 x 8 x 8 <
-// 2^28; M below 63 x 32512 x 8).
+// product is at the super-block's finest step (q8s) because its scale is: the tile holds
+// each scale shifted by 0..3 and the activations' shift picks one (a vpsllvd per 8 rows and
+// sub-block before, 1.04x pp512 on Intel Emerald Rapids). The integer sums stay exact (S
+// below 63 x 30480 x 2 x 8 x 8 < 2^28; M below 63 x 32512 x 8).
 static inline __attribute__((always_inline)) void block4k_x16(const uint8_t *sb, const qb_q8s *x, int64_t nsb, int64_t i,
                                                               float *acc, const int n) {
     __m256i s1[4][2];
     for (int c = 0; c < n; c++) s1[c][0] = s1[c][1] = _mm256_setzero_si256();
 #pragma clang loop unroll(disable)
     for (int j = 0; j < 8; j++) {
-        const uint8_t *steps = sb + 896 + 512 * j;
+        const uint8_t *steps = sb + Q4K_VALUES + 512 * j;
         __m256i lo[4][2];
         {  // step 0 starts the 16-bit sums
             __m256i wv[2];
@@ -1753,11 +1795,10 @@ static inline __attribute__((always_inline)) void block4k_x16(const uint8_t *sb,
                 for (int h = 0; h < 2; h++) lo[c][h] = _mm256_add_epi16(lo[c][h], _mm256_maddubs_epi16(wv[h], xv));
             }
         }
-        __m256i sh[4];
-        for (int c = 0; c < n; c++) sh[c] = _mm256_set1_epi32(x[c * nsb + i].shift[j]);
-        for (int h = 0; h < 2; h++) {
-            const __m256i sc = _mm256_loadu_si256((const __m256i *)(sb + 128 + 64 * j + 32 * h));
-            for (int c = 0; c < n; c++) s1[c][h] = _mm256_add_epi32(s1[c][h], _mm256_sllv_epi32(_mm256_madd_epi16(lo[c][h], sc), sh[c]));
+        for (int c = 0; c < n; c++) {
+            const uint8_t *sc = sb + Q4K_SC + 256 * j + 64 * x[c * nsb + i].shift[j];
+            for (int h = 0; h < 2; h++)
+                s1[c][h] = _mm256_add_epi32(s1[c][h], _mm256_madd_epi16(lo[c][h], _mm256_loadu_si256((const __m256i *)(sc + 32 * h))));
         }
     }
     // The activations' shifted sums per sub-block, pairs (2k, 2k + 1) as the dwords the
@@ -1767,7 +1808,7 @@ static inline __attribute__((always_inline)) void block4k_x16(const uint8_t *sb,
     for (int h = 0; h < 2; h++) {
         const __m256 d = _mm256_loadu_ps((const float *)(sb + 32 * h)), md = _mm256_loadu_ps((const float *)(sb + 64 + 32 * h));
         __m256i mins[4];
-        for (int k = 0; k < 4; k++) mins[k] = _mm256_loadu_si256((const __m256i *)(sb + 640 + 64 * k + 32 * h));
+        for (int k = 0; k < 4; k++) mins[k] = _mm256_loadu_si256((const __m256i *)(sb + Q4K_MN + 64 * k + 32 * h));
         for (int c = 0; c < n; c++) {
             __m256i m = _mm256_madd_epi16(mins[0], _mm256_set1_epi32(pairs[c][0]));
             for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(mins[k], _mm256_set1_epi32(pairs[c][k])));
