@@ -122,12 +122,35 @@ static int32_t stream_prefetch_for_cpu(void) {
 
 int32_t qb_kernel_stream_prefetch(void) { return stream_prefetch_for_cpu(); }
 
+// Whether the avx512 set's Q4_K prefill meets its scales by vpdpwssd per 16 values rather
+// than vpmulld per 32 (qb_set_q4k_dpwssd): on Intel's cores a vpmulld is two operations on
+// the pipes the vpdpbusd run on, and with vpdpwssd a 1B Q4_K_M prefilled 1.14x as fast on an
+// Emerald Rapids Xeon; on AMD's Zen 4 a vpmulld and its vpaddd cost one vpdpbusd's slot
+// (results/epilogue-pipes-avx512-2026-12-04-zen4/), two vpdpwssd would cost two.
+// QB_Q4K_DPWSSD "0" or "1" overrides.
+static int32_t q4k_dpwssd_for_cpu(void) {
+    const char *env = getenv("QB_Q4K_DPWSSD");
+    if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    // "GenuineIntel" in EBX, EDX, ECX.
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu;
+#else
+    return 0;
+#endif
+}
+
+int32_t qb_kernel_q4k_dpwssd(void) { return q4k_dpwssd_for_cpu(); }
+
 // Every set's tuning for this CPU, once, before a set is first made active.
 static void tune_sets(void) {
     static atomic_flag done = ATOMIC_FLAG_INIT;
     if (atomic_flag_test_and_set_explicit(&done, memory_order_relaxed)) return;
-    const int32_t pf = stream_prefetch_for_cpu();
-    for (int32_t s = 0; s < QB_KERNELS_COUNT; s++) tables[s]->set_stream_prefetch(pf);
+    const int32_t pf = stream_prefetch_for_cpu(), dp = q4k_dpwssd_for_cpu();
+    for (int32_t s = 0; s < QB_KERNELS_COUNT; s++) {
+        tables[s]->set_stream_prefetch(pf);
+        tables[s]->set_q4k_dpwssd(dp);
+    }
 }
 
 // The active set's table. It starts as `boot`, whose entries choose the set and then call

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import QBTestSupport
 @testable import QBKernels
+import CQBKernels
 
 /// The kernel set chosen at start-up: the best one the CPU runs (read from cpuid), lowered
 /// only by `QB_KERNELS`, switchable for tests.
@@ -50,6 +51,23 @@ final class KernelSetTests: XCTestCase {
             let vendor = try XCTUnwrap(CPUInfo.field("vendor_id")), family = try XCTUnwrap(CPUInfo.field("cpu family").flatMap { Int($0) })
             print("CPU \(vendor) family \(family): decode streams prefetch themselves: \(KernelSet.streamPrefetch)")
             XCTAssertEqual(KernelSet.streamPrefetch, !(vendor == "AuthenticAMD" && family > 23))
+        #else
+            throw XCTSkip("cpuid is read on x86-64 Linux only")
+        #endif
+    }
+
+    /// The avx512 set's Q4_K prefill scales by vpdpwssd on Intel's CPUs and by vpmulld
+    /// elsewhere (the dispatch reads the vendor from cpuid; /proc/cpuinfo's here), unless the
+    /// environment says otherwise; every set holds the choice the dispatch made.
+    func testQ4KScaleProductsFollowTheCPUsVendor() throws {
+        try XCTSkipIf(ProcessInfo.processInfo.environment["QB_Q4K_DPWSSD"] != nil, "the environment sets the choice")
+        #if arch(x86_64) && os(Linux)
+            let vendor = try XCTUnwrap(CPUInfo.field("vendor_id"))
+            XCTAssertEqual(qb_kernel_q4k_dpwssd() != 0, vendor == "GenuineIntel", vendor)
+            _ = KernelSet.active  // the first choice tunes every set
+            let held = qb_set_q4k_dpwssd(0)
+            qb_set_q4k_dpwssd(held)
+            XCTAssertEqual(held, qb_kernel_q4k_dpwssd(), "the active set's setting")
         #else
             throw XCTSkip("cpuid is read on x86-64 Linux only")
         #endif

@@ -691,6 +691,29 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
+    /// The avx512 set's two ways of meeting Q4_K's sub-block scales (`qb_set_q4k_dpwssd`: a
+    /// vpdpwssd per 16 values' sum, or a vpmulld per 32) give the same bits, and the
+    /// reference's at the values' extremes, in every shape (48 rows: a pair of tiles and an
+    /// odd one; 9 rows: 8 + 1 and 4 + 4 + 1); the other sets ignore the setting.
+    func testQ4KScaleProductsAgree() throws {
+        try onEveryKernelSet {
+            let chosen = qb_set_q4k_dpwssd(0)
+            defer { qb_set_q4k_dpwssd(chosen) }
+            let rows = 48, cols = 512, count = 9
+            let w = try Quantizer.quantize(randoms(rows * cols), rows: rows, cols: cols, to: .ggml(.q4_K), pool: ThreadPool(threads: 2))
+            let x = unevenActivations(count * cols)
+            var outputs: [[Float]] = []
+            for on: Int32 in [0, 1] {
+                qb_set_q4k_dpwssd(on)
+                var y = [Float](repeating: .nan, count: count * rows)
+                Linear.matmul(w, x, &y, count: count, pool: ThreadPool(threads: 2))
+                outputs.append(y)
+                assertExactAtExtremes(extremeQ4K(rows: rows, cols: cols), name: "Q4_K, vpdpwssd \(on)")
+            }
+            XCTAssertEqual(outputs[0], outputs[1], "Q4_K prefill by vpmulld and by vpdpwssd on \(KernelSet.active)")
+        }
+    }
+
     /// As `testIntPrefillIsExactAtTheValuesExtremes`, the tiles with a scale per 16 values:
     /// Q6_K's (two steps per 16-bit sum on AVX2), Q3_K's and Q2_K's (four), each format's
     /// largest value in half the super-blocks. 768 columns (48 scales per row) keep the

@@ -84,6 +84,13 @@ int32_t qb_gemm_activation_block(int32_t type);
 // and M = sum of mn_j x sums[j], both exact integers, times the activations' d.
 void qb_gemm_tiles_q8s(const uint8_t *tile, int64_t tiles, const qb_q8s *x, int64_t count, int64_t cols, float *y,
                        int64_t ystride);
+// How the avx512 set's qb_gemm_tiles_q8s meets each sub-block's sums with its scale: on each
+// 16 values' sum by a vpdpwssd (1), or on the 32 values' by a vpmulld and a vpaddd (0). The
+// integers and outputs are the same either way; the cost is not: Intel's cores split a
+// vpmulld in two, AMD's Zen 4 does not. qb_dispatch.c sets it for the CPU when it first
+// chooses a set (1 on Intel's CPUs); the other sets ignore it. Returns the setting it
+// replaces.
+int32_t qb_set_q4k_dpwssd(int32_t on);
 
 // Q6_K tiles: per 32 columns, D[2][16] as f32 (one per 16 values: D = d * sc), then the 8
 // steps of 6-bit values (0..63) as above. Products take the activations' offsets per 16

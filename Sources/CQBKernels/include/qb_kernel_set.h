@@ -33,5 +33,9 @@ const char *qb_kernel_set_name(int32_t set);
 // elsewhere, unless the environment variable QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) is "0" or "1".
 // Every set is tuned so before the first is made active; results record it.
 int32_t qb_kernel_stream_prefetch(void);
+// Whether the avx512 set's Q4_K prefill meets its scales by vpdpwssd (1: on Intel's CPUs) or
+// vpmulld (0: elsewhere), as every set is tuned (qb_set_q4k_dpwssd; the same outputs either
+// way), unless the environment variable QB_Q4K_DPWSSD is "0" or "1".
+int32_t qb_kernel_q4k_dpwssd(void);
 
 #endif

@@ -1642,6 +1642,11 @@ static float q4k_super_row(const uint8_t *sb, const qb_q8s *a, int r) {
     return fmaf((float)m, md, (float)s * d);
 }
 
+// qb_set_q4k_dpwssd's setting: read once a call, relaxed (a call covers whole tiles).
+static _Atomic int32_t q4k_dpwssd_on = 0;
+
+int32_t qb_set_q4k_dpwssd(int32_t on) { return atomic_exchange_explicit(&q4k_dpwssd_on, on != 0, memory_order_relaxed); }
+
 #if QB_TILE4K_SUPER && defined(QB_AVX512)
 // acc + the products of a's int16 pairs and the 64 bytes at b's, as one vpdpwssd: written as
 // the intrinsic, clang's machine combiner splits chains of them into vpmaddwd + vpaddd, an
@@ -1660,17 +1665,18 @@ static inline __m512i dpwssd_bcast(__m512i acc, __m512i a, const void *b) {
 // `n` activation rows against `m` tiles side by side (tstride apart, outputs at y + 16 t),
 // super-block by super-block. Per 32 values and tile the per-32 tiles (gemm_vnni) took a
 // multiply and two fmas beside the eight vpdpbusd, with a broadcast of the activations' d
-// and s each, on the pipes the vpdpbusd run on. Here the vpdpbusd sums of each half
-// sub-block (16 values: within int16, 16 x 15 x 127 = 30480) meet the sub-block's integer
-// scale, already shifted to the super-block's finest step (the tile holds sc << 0..3, the
-// activations' shift picks one), in one vpdpwssd each; the minimums meet the activations'
-// shifted sums in four vpdpwssd per super-block, and the f32 work is per 256 values. Per
-// sub-block, activation row and tile that is two operations beside the eight vpdpbusd where
-// a vpsllvd, a vpmulld (two on Intel) and a vpaddd were before: 1.14x pp512 on a 1B Q4_K_M
-// on Intel Emerald Rapids. The integers are block4k_x16's (exact), and so are the outputs, bit for
-// bit.
+// and s each, on the pipes the vpdpbusd run on. Here each sub-block's integer sums meet its
+// integer scale, already shifted to the super-block's finest step (the tile holds sc << 0..3,
+// the activations' shift picks one): steps of `span` 8 take the sub-block's sum by a vpmulld
+// and a vpaddd (one vpdpbusd's slot on AMD Zen 4), steps of 4 each half's (16 values: within
+// int16, 16 x 15 x 127 = 30480) by one vpdpwssd (two slots there, but two operations where
+// Intel's vpmulld and vpaddd are three: 1.14x pp512 on a 1B Q4_K_M on an Emerald Rapids
+// Xeon; qb_set_q4k_dpwssd chooses). The minimums meet the activations' shifted sums in four
+// vpdpwssd per super-block, and the f32 work is per 256 values. The integers are
+// block4k_x16's (exact), and so are the outputs, bit for bit.
 static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *tile, int64_t tstride, const qb_q8s *x,
-                                                                int64_t nsb, float *y, int64_t ystride, const int n, const int m) {
+                                                                int64_t nsb, float *y, int64_t ystride, const int n, const int m,
+                                                                const int span) {
     __m512 acc[8][2];
     for (int c = 0; c < n; c++)
         for (int t = 0; t < m; t++) acc[c][t] = _mm512_setzero_ps();
@@ -1683,11 +1689,11 @@ static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *t
 #pragma clang loop unroll(disable)
         for (int j = 0; j < 8; j++) {
             const uint8_t *steps = sb + Q4K_VALUES + 512 * j;
-            for (int half = 0; half < 2; half++) {
+            for (int s0 = 0; s0 < 8; s0 += span) {
                 __m512i is[8][2];
                 for (int c = 0; c < n; c++)
                     for (int t = 0; t < m; t++) is[c][t] = _mm512_setzero_si512();
-                for (int st = 4 * half; st < 4 * half + 4; st++) {
+                for (int st = s0; st < s0 + span; st++) {
                     __m512i wv[2];
                     for (int t = 0; t < m; t++) wv[t] = _mm512_loadu_si512((const void *)(steps + t * tstride + 64 * st));
                     for (int c = 0; c < n; c++) {
@@ -1697,7 +1703,9 @@ static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *t
                 }
                 for (int c = 0; c < n; c++) {
                     const uint8_t *sc = sb + Q4K_SC + 256 * j + 64 * a[c * nsb].shift[j];
-                    for (int t = 0; t < m; t++) s[c][t] = dpwssd_mem(s[c][t], is[c][t], sc + t * tstride);
+                    for (int t = 0; t < m; t++)
+                        s[c][t] = span == 4 ? dpwssd_mem(s[c][t], is[c][t], sc + t * tstride)
+                                            : _mm512_add_epi32(s[c][t], _mm512_mullo_epi32(is[c][t], _mm512_loadu_si512((const void *)(sc + t * tstride))));
                 }
             }
         }
@@ -1718,16 +1726,29 @@ static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *t
         for (int t = 0; t < m; t++) _mm512_storeu_ps(y + c * ystride + 16 * t, acc[c][t]);
 }
 
+// Each shape twice: steps of 4 (a vpdpwssd per 16 values) and of 8 (a vpmulld per 32).
 #define QB_GEMM_Q8S(n, m)                                                                                         \
     static void gemm_q8s_vnni##n##x##m(const uint8_t *t, int64_t ts, const qb_q8s *x, int64_t nsb, float *y,     \
                                        int64_t ys) {                                                             \
-        gemm_q8s_vnni(t, ts, x, nsb, y, ys, n, m);                                                               \
+        gemm_q8s_vnni(t, ts, x, nsb, y, ys, n, m, 8);                                                            \
+    }                                                                                                            \
+    static void gemm_q8s_halves##n##x##m(const uint8_t *t, int64_t ts, const qb_q8s *x, int64_t nsb, float *y,   \
+                                         int64_t ys) {                                                           \
+        gemm_q8s_vnni(t, ts, x, nsb, y, ys, n, m, 4);                                                            \
     }
 QB_GEMM_Q8S(4, 2)
 QB_GEMM_Q8S(1, 2)
 QB_GEMM_Q8S(8, 1)
 QB_GEMM_Q8S(4, 1)
 QB_GEMM_Q8S(1, 1)
+
+typedef void (*q8s_fn)(const uint8_t *, int64_t, const qb_q8s *, int64_t, float *, int64_t);
+typedef struct {
+    q8s_fn pair4, pair1, one8, one4, one1;
+} q8s_shapes;
+static const q8s_shapes q8s_mulld = {gemm_q8s_vnni4x2, gemm_q8s_vnni1x2, gemm_q8s_vnni8x1, gemm_q8s_vnni4x1, gemm_q8s_vnni1x1};
+static const q8s_shapes q8s_halves = {gemm_q8s_halves4x2, gemm_q8s_halves1x2, gemm_q8s_halves8x1, gemm_q8s_halves4x1,
+                                      gemm_q8s_halves1x1};
 
 // Pairs of tiles against 4 rows at a time, then 1; a last odd tile against 8, 4, then 1.
 // Pairs for gemm_vnni's reason (each activation broadcast serves both tiles; Intel's cores
@@ -1737,18 +1758,19 @@ QB_GEMM_Q8S(1, 1)
 // 0.96x.
 static void gemm_q8s_tiles(const uint8_t *tile, int64_t tiles, int64_t tstride, const qb_q8s *x, int64_t count, int64_t nsb,
                            float *y, int64_t ystride) {
+    const q8s_shapes *k = atomic_load_explicit(&q4k_dpwssd_on, memory_order_relaxed) ? &q8s_halves : &q8s_mulld;
     for (int64_t t = 0; t < tiles; t += 2) {
         const uint8_t *tp = tile + t * tstride;
         float *yt = y + QB_TILE_ROWS * t;
         int64_t c = 0;
 #define QB_ROWS(c) tp, tstride, x + (c) * nsb, nsb, yt + (c) * ystride, ystride
         if (t + 1 < tiles) {
-            for (; c + 3 < count; c += 4) gemm_q8s_vnni4x2(QB_ROWS(c));
-            for (; c < count; c++) gemm_q8s_vnni1x2(QB_ROWS(c));
+            for (; c + 3 < count; c += 4) k->pair4(QB_ROWS(c));
+            for (; c < count; c++) k->pair1(QB_ROWS(c));
         } else {
-            for (; c + 7 < count; c += 8) gemm_q8s_vnni8x1(QB_ROWS(c));
-            for (; c + 3 < count; c += 4) gemm_q8s_vnni4x1(QB_ROWS(c));
-            for (; c < count; c++) gemm_q8s_vnni1x1(QB_ROWS(c));
+            for (; c + 7 < count; c += 8) k->one8(QB_ROWS(c));
+            for (; c + 3 < count; c += 4) k->one4(QB_ROWS(c));
+            for (; c < count; c++) k->one1(QB_ROWS(c));
         }
 #undef QB_ROWS
     }

@@ -61,6 +61,7 @@
 #define qb_gemm_tiles6 QB_ISA_NAME(gemm_tiles6)
 #define qb_gemm_tiles_q3k QB_ISA_NAME(gemm_tiles_q3k)
 #define qb_gemm_tiles_q8s QB_ISA_NAME(gemm_tiles_q8s)
+#define qb_set_q4k_dpwssd QB_ISA_NAME(set_q4k_dpwssd)
 #define qb_gemm_dense QB_ISA_NAME(gemm_dense)
 #define qb_matvec_q4_0_tiles_fast QB_ISA_NAME(matvec_q4_0_tiles_fast)
 #define qb_matvec_q4_0_tiles QB_ISA_NAME(matvec_q4_0_tiles)

@@ -139,6 +139,7 @@
     V(gemm_tiles_q8s,                                                                                                \
       (const uint8_t *tile, int64_t tiles, const qb_q8s *x, int64_t count, int64_t cols, float *y, int64_t ystride),  \
       (tile, tiles, x, count, cols, y, ystride))                                                                     \
+    R(int32_t, set_q4k_dpwssd, (int32_t on), (on))                                                                   \
     V(gemm_tiles6,                                                                                                   \
       (const uint8_t *tile, int64_t tiles, const qb_q8a *x, const int32_t *offs16, int64_t count, int64_t cols,       \
        float *y, int64_t ystride),                                                                                   \
