@@ -126,7 +126,8 @@ int32_t qb_kernel_stream_prefetch(void) { return stream_prefetch_for_cpu(); }
 // than vpmulld per 32 (qb_set_q4k_dpwssd): on Intel's cores a vpmulld is two operations on
 // the pipes the vpdpbusd run on, and with vpdpwssd a 1B Q4_K_M prefilled 1.14x as fast on an
 // Emerald Rapids Xeon; on AMD's Zen 4 a vpmulld and its vpaddd cost one vpdpbusd's slot
-// (results/epilogue-pipes-avx512-2026-12-04-zen4/), two vpdpwssd would cost two.
+// (results/epilogue-pipes-avx512-2026-12-04-zen4/), and two vpdpwssd, on those pipes too,
+// would take two (not measured there: QB_Q4K_DPWSSD=1 against 0 under `ab` would say).
 // QB_Q4K_DPWSSD "0" or "1" overrides.
 static int32_t q4k_dpwssd_for_cpu(void) {
     const char *env = getenv("QB_Q4K_DPWSSD");
