@@ -49,6 +49,15 @@ public enum KernelSet: Int32, CaseIterable, Sendable, Comparable, CustomStringCo
     /// unless `QB_STREAM_PREFETCH` says. Results record it.
     public static var streamPrefetch: Bool { qb_kernel_stream_prefetch() != 0 }
 
+    /// The environment variable that overrides `q4kDpwssd` ("0" or "1").
+    public static let q4kDpwssdVariable = "QB_Q4K_DPWSSD"
+
+    /// Whether the avx512 set's Q4_K prefill meets its sub-block scales by one vpdpwssd per 16
+    /// values (true: on Intel's CPUs, where a vpmulld is two operations) or one vpmulld per 32
+    /// (false: elsewhere), unless `QB_Q4K_DPWSSD` says. The outputs are the same bits either
+    /// way. Results record it where the avx512 set ran.
+    public static var q4kDpwssd: Bool { qb_kernel_q4k_dpwssd() != 0 }
+
     /// The set the kernels run now.
     public static var active: KernelSet { KernelSet(rawValue: qb_kernel_set()) ?? .portable }
 

@@ -164,6 +164,20 @@ final class CompareTests: XCTestCase {
         XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_STREAM_PREFETCH") })
     }
 
+    /// The avx512 Q4_K prefill's way with its scales (QB_Q4K_DPWSSD) is named when the two
+    /// results ran it differently, and not when either has no record of it.
+    func testQ4KScaleChoiceDifferenceIsReported() {
+        var base = Self.result(["a": [.prefillTokensPerSecond: [1, 2, 3]]]), new = base
+        base.environment.q4kDpwssd = false
+        new.environment.q4kDpwssd = true
+        let warnings = BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings
+        XCTAssertTrue(warnings.contains("Q4_K prefill scales (QB_Q4K_DPWSSD) differs: base vpmulld, new vpdpwssd"), "\(warnings)")
+        new.environment.q4kDpwssd = nil
+        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_Q4K_DPWSSD") })
+        new.environment.q4kDpwssd = false
+        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_Q4K_DPWSSD") })
+    }
+
     /// One model name over two generations (a VM's "AMD EPYC" on Zen 4 and Zen 5) is named
     /// by the cpuid; a result from before the cpuid was recorded is not compared on it.
     func testCPUGenerationDifferenceIsReported() {

@@ -270,6 +270,9 @@ public struct ABRunner: Sendable {
             if let pa = a.environment.streamPrefetch, let pb = b.environment.streamPrefetch, pa != pb {
                 warnings.append("decode stream prefetch differs: baseline \(pa ? "on" : "off"), candidate \(pb ? "on" : "off") (QB_STREAM_PREFETCH)")
             }
+            if let qa = a.environment.q4kDpwssd, let qb = b.environment.q4kDpwssd, qa != qb {
+                warnings.append("Q4_K prefill scales differ: baseline \(qa ? "vpdpwssd" : "vpmulld"), candidate \(qb ? "vpdpwssd" : "vpmulld") (QB_Q4K_DPWSSD)")
+            }
             if a.settings.minSampleSeconds != b.settings.minSampleSeconds {
                 warnings.append("sample timing differs (the baseline predates minimum sample times?): baseline \(a.settings.minSampleSeconds.map { "\($0) s" } ?? "one operation"), candidate \(b.settings.minSampleSeconds.map { "\($0) s" } ?? "one operation")")
             }

@@ -56,6 +56,9 @@ public struct BenchComparison: Sendable {
         if let a = base.environment.streamPrefetch, let b = new.environment.streamPrefetch {
             differ("decode stream prefetch (QB_STREAM_PREFETCH)", a ? "on" : "off", b ? "on" : "off")
         }
+        if let a = base.environment.q4kDpwssd, let b = new.environment.q4kDpwssd {
+            differ("Q4_K prefill scales (QB_Q4K_DPWSSD)", a ? "vpdpwssd" : "vpmulld", b ? "vpdpwssd" : "vpmulld")
+        }
         differ("KV cache type", base.settings.kvType, new.settings.kvType)
         differ("minimum sample time", base.settings.minSampleSeconds.map { "\($0) s" } ?? "none", new.settings.minSampleSeconds.map { "\($0) s" } ?? "none")
 

@@ -26,6 +26,10 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
     /// prefetcher prefetched it themselves (`KernelSet.streamPrefetch`: off on AMD CPUs unless
     /// `QB_STREAM_PREFETCH` said otherwise). Nil in results written before it was recorded.
     public var streamPrefetch: Bool?
+    /// Whether the avx512 set's Q4_K prefill met its scales by vpdpwssd (`KernelSet.q4kDpwssd`:
+    /// on Intel CPUs unless `QB_Q4K_DPWSSD` said otherwise). Nil where another set ran, and in
+    /// results written before it was recorded.
+    public var q4kDpwssd: Bool?
     /// The Swift compiler version the binary was built with (major.minor).
     public var swiftVersion: String
     public var os: String
@@ -43,7 +47,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case commit, dirty, buildConfiguration = "build_configuration", buildFlags = "build_flags", kernelSet = "kernel_set"
-        case streamPrefetch = "stream_prefetch"
+        case streamPrefetch = "stream_prefetch", q4kDpwssd = "q4k_dpwssd"
         case swiftVersion = "swift_version", os, kernel, hostname, cpuModel = "cpu_model", cpuID = "cpu_id", cpuFlags = "cpu_flags"
         case logicalCores = "logical_cores", threads
     }
@@ -53,7 +57,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
         EnvironmentInfo(
             commit: BuildInfo.commit, dirty: BuildInfo.dirty,
             buildConfiguration: buildConfiguration, buildFlags: buildFlags, kernelSet: KernelSet.active.name,
-            streamPrefetch: KernelSet.streamPrefetch,
+            streamPrefetch: KernelSet.streamPrefetch, q4kDpwssd: KernelSet.active == .avx512 ? KernelSet.q4kDpwssd : nil,
             swiftVersion: swiftVersion,
             os: osName(), kernel: uname().release, hostname: ProcessInfo.processInfo.hostName, cpuModel: CPUInfo.modelName,
             cpuID: CPUInfo.cpuid, cpuFlags: CPUInfo.flags, logicalCores: ProcessInfo.processInfo.activeProcessorCount, threads: threads)
@@ -71,6 +75,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
             flags: \(buildFlags.joined(separator: " "))
             kernels: \(KernelSet.active.name) (this CPU's best: \(KernelSet.best.name); \(KernelSet.environmentVariable)=\(KernelSet.allCases.map(\.name).joined(separator: "|")) lowers it)
             one-row decode streams prefetch themselves: \(KernelSet.streamPrefetch ? "yes" : "no, the hardware prefetcher does") (Q4_0, Q4_K, Q6_K and 4-bit MLX in sixteen-row groups, Q8_0 on avx512; \(KernelSet.streamPrefetchVariable)=0|1 sets it)
+            avx512 Q4_K prefill scales: \(KernelSet.q4kDpwssd ? "vpdpwssd per 16 values" : "vpmulld per 32 values") (the same outputs; \(KernelSet.q4kDpwssdVariable)=0|1 sets it)
             """
     }
 
