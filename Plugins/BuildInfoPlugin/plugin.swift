@@ -13,8 +13,11 @@ import PackagePlugin
 /// after a commit kept the last commit's name (swiftlang/swift-package-manager#5476). A
 /// build command runs whenever one of its inputs changed: git's record of HEAD (its reflog,
 /// which every commit, checkout and reset appends to, HEAD itself, the branch's ref, the
-/// packed refs, the index) and, for the dirty flag, every file of the package's targets and
-/// the manifest.
+/// packed refs, the index) and, for the dirty flag, every file under the package's targets'
+/// folders and the manifest. Every file, not only a target's source files: the kernels'
+/// sources (Sources/CQBKernels/kernels, which the per-set targets include and CQBKernels
+/// excludes) and the headers are no target's source files, and a build that changed only
+/// them kept the last clean commit's name (results of such builds said dirty false).
 @main
 struct BuildInfoPlugin: BuildToolPlugin {
     static let script = #"""
@@ -59,7 +62,15 @@ struct BuildInfoPlugin: BuildToolPlugin {
     /// The files whose change can change the commit or the dirty flag, those that exist.
     static func inputs(of package: Package) -> [URL] {
         var files = [package.directoryURL.appendingPathComponent("Package.swift")]
-        for case let target as SourceModuleTarget in package.targets { files += target.sourceFiles.map(\.url) }
+        var seen = Set<String>()
+        for case let target as SourceModuleTarget in package.targets {
+            let under = FileManager.default.enumerator(at: target.directoryURL, includingPropertiesForKeys: [.isRegularFileKey])
+            while let url = under?.nextObject() as? URL {
+                guard (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true,
+                      seen.insert(url.standardizedFileURL.path).inserted else { continue }
+                files.append(url)
+            }
+        }
         for git in gitDirectories(package.directoryURL) {
             var names = ["HEAD", "logs/HEAD", "index", "packed-refs"]
             if let head = try? String(contentsOf: git.appendingPathComponent("HEAD"), encoding: .utf8), head.hasPrefix("ref: ") {
