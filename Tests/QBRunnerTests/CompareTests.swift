@@ -150,32 +150,25 @@ final class CompareTests: XCTestCase {
         XCTAssertTrue(md.contains("report only"))
     }
 
-    /// The decode stream prefetch choice (QB_STREAM_PREFETCH) is named when the two results
-    /// ran it differently, and not when either predates the field.
-    func testStreamPrefetchDifferenceIsReported() {
-        var base = Self.result(["a": [.decodeTokensPerSecond: [1, 2, 3]]]), new = base
-        base.environment.streamPrefetch = true
-        new.environment.streamPrefetch = false
-        let warnings = BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings
-        XCTAssertTrue(warnings.contains("decode stream prefetch (QB_STREAM_PREFETCH) differs: base on, new off"), "\(warnings)")
-        new.environment.streamPrefetch = nil
-        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_STREAM_PREFETCH") })
-        new.environment.streamPrefetch = true
-        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_STREAM_PREFETCH") })
-    }
-
-    /// The avx512 Q4_K prefill's way with its scales (QB_Q4K_DPWSSD) is named when the two
-    /// results ran it differently, and not when either has no record of it.
-    func testQ4KScaleChoiceDifferenceIsReported() {
-        var base = Self.result(["a": [.prefillTokensPerSecond: [1, 2, 3]]]), new = base
-        base.environment.q4kDpwssd = false
-        new.environment.q4kDpwssd = true
-        let warnings = BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings
-        XCTAssertTrue(warnings.contains("Q4_K prefill scales (QB_Q4K_DPWSSD) differs: base vpmulld, new vpdpwssd"), "\(warnings)")
-        new.environment.q4kDpwssd = nil
-        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_Q4K_DPWSSD") })
-        new.environment.q4kDpwssd = false
-        XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains("QB_Q4K_DPWSSD") })
+    /// The CPU tunings results record (the decode stream prefetch, QB_STREAM_PREFETCH; the
+    /// avx512 Q4_K prefill's way with its scales, QB_Q4K_DPWSSD) are named when the two
+    /// results ran them differently, and not when either has no record of them.
+    func testTuningDifferencesAreReported() {
+        let tunings: [(WritableKeyPath<EnvironmentInfo, Bool?>, String, String)] = [
+            (\.streamPrefetch, "QB_STREAM_PREFETCH", "decode stream prefetch (QB_STREAM_PREFETCH) differs: base on, new off"),
+            (\.q4kDpwssd, "QB_Q4K_DPWSSD", "Q4_K prefill scales (QB_Q4K_DPWSSD) differs: base vpdpwssd, new vpmulld"),
+        ]
+        for (field, variable, expected) in tunings {
+            var base = Self.result(["a": [.decodeTokensPerSecond: [1, 2, 3]]]), new = base
+            base.environment[keyPath: field] = true
+            new.environment[keyPath: field] = false
+            let warnings = BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings
+            XCTAssertTrue(warnings.contains(expected), "\(warnings)")
+            for unnamed: Bool? in [nil, true] {
+                new.environment[keyPath: field] = unnamed
+                XCTAssertFalse(BenchComparison.compare(base: base, new: new, maxRegression: 0.1).warnings.contains { $0.contains(variable) }, variable)
+            }
+        }
     }
 
     /// One model name over two generations (a VM's "AMD EPYC" on Zen 4 and Zen 5) is named
