@@ -801,7 +801,8 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
             let x = randoms(4 * cols)
             let f16 = Float(1) / 2048
             let bounds: [(WeightFormat, Float)] = [
-                // f16 rounding of the step adds up to 127 x 2^-11 / 127.
+                // An f16 step's rounding moves the farthest value by up to 2^-11 of it: 127
+                // steps of 1/127 (Q8_0), 8 of 1/8 (Q4_0), 16 of 1/16 (Q5_0).
                 (.ggml(.q8_0), 0.5 / 127 + f16),
                 (.ggml(.q4_0), 1.0 / 8 + f16),
                 (.ggml(.q5_0), 1.0 / 16 + f16),
@@ -813,8 +814,8 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
                 // range/16 and range/14, so the top value can be range/16 off where the grid
                 // stops short of it; then the 6-bit scales are up to half of max/63 off per
                 // step (the largest step 2/14, times up to 15 steps), the 6-bit mins half of
-                // 1/63, and d and dmin are f16. Before 2026-12-05 the bound was 2/15, which a
-                // random draw exceeded (0.1429).
+                // 1/63, and d and dmin are f16 (2/15, a step of the full range, was exceeded
+                // by random draws: 0.1429).
                 (.ggml(.q4_K), 2.0 / 16 + 15 * (2.0 / 14) / 126 + 1.0 / 126 + 2 * f16),
                 (.mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), 2.0 / 15), (.mlx(.init(bits: 8, groupSize: 64, scaleType: .f32)), 2.0 / 255),
             ]
