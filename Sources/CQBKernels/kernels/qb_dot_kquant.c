@@ -1116,6 +1116,10 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
                     wh[t] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
                 }
                 const __m256i scmn = q4k_x16_scmn_avx2(g, top, j, h), sc2 = _mm256_shuffle_epi8(scmn, dup);
+                // Unrolled, as qb_matvec_tiles.c's x16_rows: the 1B Q4_K_M's eight-row step
+                // took 0.95x the time (results/batch-unroll-avx2-2026-12-05-emr/). Unrolling
+                // q6_K_x16_avx2_rows' loop too made that step slower, 1.02x.
+#pragma clang loop unroll(full)
                 for (int k = 0; k < R; k++) {
                     const int8_t *x = xs[k][i].qs + 32 * j;
                     __m256i p = _mm256_setzero_si256();
