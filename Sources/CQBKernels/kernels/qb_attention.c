@@ -308,13 +308,15 @@ enum { ATT_PREFETCH_ROWS = 128 };
 
 // Part `part` of `parts` of the lines of that tile of `tile` rows. An AVX-512 f16 tile (16
 // rows) is 32 lines: issued at once, they outnumber the core's line-fill buffers and the
-// core waits for the first lines back before it computes on; spread over the tile's work (a
-// part per head for the keys, per position for the values) they keep the stream and the
-// arithmetic overlapping: 1.15x on a 4096-position f16 head pass from memory on one core of
-// the Intel Xeon; two-thread decode, where each core has half the bandwidth, showed no
-// difference (results/attention-f16-2026-11-28/). The AVX-512 Q8_0 loop (17 lines a tile)
-// showed no difference either way; it and the AVX2 loops (8-row tiles) fetch their tiles
-// whole.
+// core waits for the first lines back before it computes on; spread over the tile's work
+// they keep the stream and the arithmetic overlapping: 1.15x on a 4096-position f16 head
+// pass from memory on one core of the Intel Xeon (results/attention-f16-2026-11-28/). The
+// AVX-512 f16 keys go a line per step of the scores' loop (score_quad16), the values a part
+// per position; the AVX2 f16 keys (8-row tiles, 16 lines) a part per head, which took that
+// kernel's pass from memory to 0.93-0.95x (results/attention-quad-2026-12-05-emr/). The
+// AVX-512 Q8_0 loop (17 lines a tile) showed no difference either way; it and the AVX2
+// Q8_0 and value loops fetch their tiles whole (the AVX2 f16 values a part per 16 columns
+// showed no difference).
 static inline void prefetch_part(const uint8_t *rows, int64_t j0, int64_t tile, int64_t n, int64_t row, int64_t part,
                                  int64_t parts) {
     if (j0 + ATT_PREFETCH_ROWS + tile > n) return;
@@ -345,8 +347,10 @@ static inline __m128i row_halves8(const uint8_t *at, int64_t row, int64_t t) {
 #endif
 
 #if defined(__AVX512F__)
-// AVX-512: tiles of 16 positions, widened with 64-byte conversions. A score tile is 16
-// dot products of one query with 16 key rows, summed across lanes together (hsum16x16).
+// AVX-512: tiles of 16 positions, widened with 64-byte conversions. A score tile is the dot
+// products of up to four heads' queries with 16 key rows, the heads side by side in each
+// vector (score_quad16), or for wide heads one head's with 16 rows summed across lanes
+// together (score_tile16, hsum16x16).
 enum { ATT_TILE16 = 16 };
 
 static void widen_rows16(int32_t type, const uint8_t *src, float *dst, int64_t count, int64_t hd) {
@@ -400,24 +404,6 @@ static inline __attribute__((always_inline)) void score_tile16(const float *w, c
     _mm512_mask_storeu_ps(dst, keep, _mm512_mul_ps(hsum16x16(acc), _mm512_set1_ps(scale)));
 }
 
-// og += the probabilities pg[p0 ..< p1] times the widened value rows w[p0 ..< p1], one row
-// after another, up to 256 columns at a time in registers: one broadcast probability per
-// row for all of them (a broadcast per 16 columns left the loads, not the multiply-adds, to
-// bound the loop).
-static inline __attribute__((always_inline)) void accumulate_values16(const float *pg, const float *w, int64_t p0,
-                                                                      int64_t p1, float *og, int64_t hd) {
-    for (int64_t c0 = 0; c0 < hd; c0 += 256) {
-        int64_t nu = (hd - c0) / 16 < 16 ? (hd - c0) / 16 : 16;
-        __m512 acc[16];
-        for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_loadu_ps(og + c0 + 16 * u);
-        for (int64_t p = p0; p < p1; p++) {
-            __m512 pv = _mm512_set1_ps(pg[p]);
-            for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_fmadd_ps(pv, _mm512_loadu_ps(w + p * hd + c0 + 16 * u), acc[u]);
-        }
-        for (int64_t u = 0; u < nu; u++) _mm512_storeu_ps(og + c0 + 16 * u, acc[u]);
-    }
-}
-
 // The scores of two queries (qa, qb) against 8 widened rows: each row's products summed
 // down the columns and across lanes exactly as score_tile16 sums them (a chain per lane in
 // column order, then hsum16x16's tree, which is the same for every vector it sums), so each
@@ -444,6 +430,81 @@ static inline __attribute__((always_inline)) void score_pair8(const float *w, in
     __m512 s = _mm512_mul_ps(hsum16x16(acc), scale);
     _mm256_mask_storeu_ps(da, keep, _mm512_castps512_ps256(s));
     _mm256_mask_storeu_ps(db, keep, _mm512_extractf32x8_ps(s, 1));
+}
+
+// Up to four heads' queries packed for score_quad16, heads past `heads` zero: vector j (16
+// floats at qp + 16 * j) holds columns 4j ..< 4j + 4 of each head, head h in lanes 4h ..< 4h + 4.
+static inline void pack_queries4(const float *q, int64_t hd, int64_t heads, float *qp) {
+    for (int64_t j = 0; j < hd / 4; j++)
+        for (int64_t h = 0; h < 4; h++)
+            for (int64_t c = 0; c < 4; c++) qp[16 * j + 4 * h + c] = h < heads ? q[h * hd + 4 * j + c] : 0.0f;
+}
+
+// The scores of up to four heads (queries packed by pack_queries4) against a widened tile of
+// 16 rows, times `scale`: head h's to dst + h * stride, the lanes in `keep`. A row's four
+// columns at a time are broadcast to the four heads; lane (h, c) of the row's accumulator
+// sums head h's products of columns c, c + 4, c + 8, ... in order, and its four lanes are
+// then added (c0 + c1) + (c2 + c3). A head's score is thus the same sum whatever lanes it has
+// and whatever the other lanes hold, and whatever tile its row falls in: bitwise the same in
+// a group of any size, alone or split across threads, and in the prefill rows kernel. The
+// four heads' sums across lanes take 44 shuffles and adds a tile, where summing each head's
+// 16-lane vectors took 46 per head (a Llama 3.2 1B head pass from L2 took 0.91x the time).
+// With `pf`, line i of the tile there is fetched at column step i: a tile's f16 rows are
+// exactly one line per step, so the fetches spread over the arithmetic instead of queueing
+// for the line-fill buffers at once (results/attention-quad-2026-12-05-emr/).
+static inline __attribute__((always_inline)) void score_quad16(const float *w, const float *qp, int64_t hd, __m512 scale,
+                                                               float *dst, int64_t stride, int64_t heads, __mmask16 keep,
+                                                               const char *pf) {
+    __m512 s[16];
+    for (int half = 0; half < 16; half += 8) {
+        const char *line = pf ? pf + 64 * (half / 8) * (hd / 4) : NULL;
+        __m512 acc[8];
+        __m512 q0 = _mm512_loadu_ps(qp);
+        if (line) _mm_prefetch(line, _MM_HINT_T0);
+        for (int p = 0; p < 8; p++) acc[p] = _mm512_mul_ps(_mm512_broadcast_f32x4(_mm_loadu_ps(w + (half + p) * hd)), q0);
+        for (int64_t j = 1; j < hd / 4; j++) {
+            __m512 qj = _mm512_loadu_ps(qp + 16 * j);
+            if (line) _mm_prefetch(line + 64 * j, _MM_HINT_T0);
+            for (int p = 0; p < 8; p++)
+                acc[p] = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps(w + (half + p) * hd + 4 * j)), qj, acc[p]);
+        }
+        for (int p = 0; p < 8; p++) s[half + p] = acc[p];
+    }
+    // Rows in pairs: lanes (c0, c2) and (c1, c3) of both added, then pairs of those, leaving
+    // 128-bit lane h of u[i] with head h's scores of rows 4i ..< 4i + 4; a 4 x 4 transpose of
+    // the 128-bit lanes gives each head its 16.
+    __m512 t[8], u[4];
+    for (int i = 0; i < 8; i++)
+        t[i] = _mm512_add_ps(_mm512_shuffle_ps(s[2 * i], s[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_ps(s[2 * i], s[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    for (int i = 0; i < 4; i++)
+        u[i] = _mm512_add_ps(_mm512_shuffle_ps(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_ps(t[2 * i], t[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    __m512 x0 = _mm512_shuffle_f32x4(u[0], u[1], _MM_SHUFFLE(1, 0, 1, 0));
+    __m512 x1 = _mm512_shuffle_f32x4(u[2], u[3], _MM_SHUFFLE(1, 0, 1, 0));
+    __m512 x2 = _mm512_shuffle_f32x4(u[0], u[1], _MM_SHUFFLE(3, 2, 3, 2));
+    __m512 x3 = _mm512_shuffle_f32x4(u[2], u[3], _MM_SHUFFLE(3, 2, 3, 2));
+    __m512 head[4] = {_mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)),
+                      _mm512_shuffle_f32x4(x2, x3, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_f32x4(x2, x3, _MM_SHUFFLE(3, 1, 3, 1))};
+    for (int64_t h = 0; h < heads; h++) _mm512_mask_storeu_ps(dst + h * stride, keep, _mm512_mul_ps(head[h], scale));
+}
+
+// og += the probabilities pg[p0 ..< p1] times the widened value rows w[p0 ..< p1], one row
+// after another, up to 256 columns at a time in registers: one broadcast probability per
+// row for all of them (a broadcast per 16 columns left the loads, not the multiply-adds, to
+// bound the loop).
+static inline __attribute__((always_inline)) void accumulate_values16(const float *pg, const float *w, int64_t p0,
+                                                                      int64_t p1, float *og, int64_t hd) {
+    for (int64_t c0 = 0; c0 < hd; c0 += 256) {
+        int64_t nu = (hd - c0) / 16 < 16 ? (hd - c0) / 16 : 16;
+        __m512 acc[16];
+        for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_loadu_ps(og + c0 + 16 * u);
+        for (int64_t p = p0; p < p1; p++) {
+            __m512 pv = _mm512_set1_ps(pg[p]);
+            for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_fmadd_ps(pv, _mm512_loadu_ps(w + p * hd + c0 + 16 * u), acc[u]);
+        }
+        for (int64_t u = 0; u < nu; u++) _mm512_storeu_ps(og + c0 + 16 * u, acc[u]);
+    }
 }
 
 // oa += pa[p0 ..< p1] times the widened value rows w[p0 ..< p1], and ob with pb, one row
@@ -510,15 +571,22 @@ static inline void normalize_tile16(float *scores, int64_t n, int64_t group, int
 // its scores are made, the exponentials and their sum in one pass (exp_sum), and the division
 // by the sum applied per tile of values (normalize_tile16). Max is exact and the products are
 // the same, so the probabilities are bitwise qb_softmax's, with two passes over the scores fewer.
+// At most ATT_GROUP16 heads (qb_attention_group takes larger groups in parts). Heads of up to
+// ATT_QUAD_HD columns are scored four to a vector (score_quad16), wider ones one to a vector
+// (score_tile16, score_pair8): the head size is the model's, so a head's sums are the same in
+// every part of its group either way.
+enum { ATT_GROUP16 = 16, ATT_QUAD_HD = 128 };
 static inline __attribute__((always_inline)) void attention_group16(
     int32_t type, const float *q, const void *k, const void *v, int64_t n, int64_t hd, int64_t group, float scale,
     float *scores, float *out) {
-    int64_t row = type == QB_F16 ? hd * 2 : hd / 32 * 34;
-    float w[ATT_TILE16 * 512];
+    int64_t row = type == QB_F16 ? hd * 2 : hd / 32 * 34, quads = (group + 3) / 4;
+    float w[ATT_TILE16 * 512], qp[ATT_GROUP16 * ATT_QUAD_HD];
     const __m512 vscale = _mm512_set1_ps(scale);
     __m512 vmax[group];
     float inv[group];
     for (int64_t g = 0; g < group; g++) vmax[g] = _mm512_set1_ps(-INFINITY);
+    if (hd <= ATT_QUAD_HD)
+        for (int64_t g = 0; g < group; g += 4) pack_queries4(q + g * hd, hd, group - g < 4 ? group - g : 4, qp + g * hd);
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE16) {
         int64_t t = n - j0 < ATT_TILE16 ? n - j0 : ATT_TILE16;
         widen_rows16(type, (const uint8_t *)k + j0 * row, w, t, hd);
@@ -527,11 +595,23 @@ static inline __attribute__((always_inline)) void attention_group16(
         // costs one tile, not a horizontal sum per position and head.
         if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
         const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
-        // Heads of 256 columns and more two at a time (score_pair8: each key vector loaded
-        // once for both), as the prefill chunks' queries: one position at depth 4096 alone,
-        // 256 x 4 0.82x the time, 256 x 2 0.88x; 64 x 4 ran 1.01-1.02x and 128 x 2 1.04x, so
-        // smaller heads keep one at a time.
+        // f16 tiles fetched ahead by the first four heads' steps (score_quad16); Q8_0 rows
+        // (the float path of wide groups) by parts, a part per four heads.
+        const char *ahead = type == QB_F16 && j0 + ATT_PREFETCH_ROWS + ATT_TILE16 <= n
+                                ? (const char *)k + (j0 + ATT_PREFETCH_ROWS) * row
+                                : NULL;
         int64_t g = 0;
+        for (; hd <= ATT_QUAD_HD && g < group; g += 4) {
+            if (type != QB_F16) prefetch_part((const uint8_t *)k, j0, 16, n, row, g / 4, quads);
+            score_quad16(w, qp + g * hd, hd, vscale, scores + g * n + j0, n, group - g < 4 ? group - g : 4, keep,
+                         g == 0 ? ahead : NULL);
+        }
+        // Wider heads one to a vector: their sums across lanes are a smaller part of the
+        // work, and split groups (Gemma 3's four heads per KV head in parts of two at two
+        // threads) would leave half of score_quad16's lanes empty. Heads of 256 columns and
+        // more two at a time (score_pair8: each key vector loaded once for both), as the
+        // prefill chunks' queries: one position at depth 4096 alone, 256 x 4 0.82x the time,
+        // 256 x 2 0.88x.
         for (; hd >= 256 && g + 1 < group; g += 2) {
             prefetch_part((const uint8_t *)k, j0, 16, n, row, g, group);
             prefetch_part((const uint8_t *)k, j0, 16, n, row, g + 1, group);
@@ -923,12 +1003,12 @@ static inline __attribute__((always_inline)) void attention_group_f16x8(
     for (int64_t g = 0; g < group; g++) { vmax[g] = _mm256_set1_ps(-INFINITY); mx[g] = -INFINITY; }
     for (int64_t j0 = 0; j0 < n; j0 += ATT_TILE) {
         int64_t t = n - j0 < ATT_TILE ? n - j0 : ATT_TILE;
-        prefetch_tile((const uint8_t *)k, j0, ATT_TILE, n, hd * 2);
         widen_rows(QB_F16, k + j0 * hd, w, t, hd);
         // A last partial tile takes the same path with its missing rows zero (score_tile8
         // sums each row alike wherever it falls), its first t scores kept.
         if (t < ATT_TILE) memset(w + t * hd, 0, (size_t)((ATT_TILE - t) * hd) * sizeof(float));
         for (int64_t g = 0; g < group; g++) {
+            prefetch_part((const uint8_t *)k, j0, ATT_TILE, n, hd * 2, g, group);
             float *dst = scores + g * n + j0;
             if (t == ATT_TILE) {
                 score_tile8(w, q + g * hd, hd, scale, dst);
@@ -1002,8 +1082,16 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
     // Head dimension 64 with four heads per KV head (Llama 3.2 1B), and 64 alone, compiled on
     // their own: the loops unroll and the accumulators stay in registers.
     if (hd == 64 && group == 4) return attention_group16(type, q, k, v, n, 64, 4, scale, scores, out);
-    if (hd == 64) return attention_group16(type, q, k, v, n, 64, group, scale, scores, out);
-    if (hd <= 512 && hd % 32 == 0) return attention_group16(type, q, k, v, n, hd, group, scale, scores, out);
+    if (hd <= 512 && hd % 32 == 0) {
+        // Groups of more than ATT_GROUP16 heads in parts: each head's sums are its own, so a
+        // part's heads get the same bits as in one pass.
+        for (int64_t g = 0; g < group; g += ATT_GROUP16) {
+            int64_t m = group - g < ATT_GROUP16 ? group - g : ATT_GROUP16;
+            if (hd == 64) attention_group16(type, q + g * hd, k, v, n, 64, m, scale, scores + g * n, out + g * hd);
+            else attention_group16(type, q + g * hd, k, v, n, hd, m, scale, scores + g * n, out + g * hd);
+        }
+        return;
+    }
 #endif
     int64_t row = type == QB_F16 ? hd * 2 : hd / 32 * 34;
     float w[ATT_TILE * 512];
@@ -1087,28 +1175,46 @@ static void attention_rows_normalize(float *scores, int64_t npos, int64_t group,
 
 #if defined(__AVX512F__)
 // qb_attention_rows on f16 caches: the chunk's keys and values [lo, hi) in 16-row tiles,
-// each widened once for all npos x group queries. Per query, the same arithmetic as
-// attention_group16: a score is 16 lanes' products summed down the columns and across
-// lanes by hsum16x16 (lane by lane the same sum wherever the tile starts), the softmax
-// runs over the position's own range, and the values are summed position by position in
-// increasing order from its first (accumulate_values16, as the group kernel's wider groups).
-// The scores take the chunk's queries two at a time (score_pair8), the values a position's
-// heads two at a time (accumulate_values_pair), or for Llama 3.2 1B's shape all four in
-// registers in one pass over its rows (value_row16, as attention_group16).
+// each widened once for all npos x group queries (at most ATT_GROUP16 heads; larger groups
+// come in parts). Per query, the same arithmetic as attention_group16: a score is
+// score_quad16's sum, or for heads wider than ATT_QUAD_HD score_tile16's (either the same
+// wherever the tile starts), the softmax runs over the position's own range, and the values
+// are summed position by position in increasing order from its first (accumulate_values16,
+// as the group kernel's wider groups). The scores take a position's heads four at a time,
+// their queries packed once for every tile (positions in blocks of as many as `qp` holds),
+// wider heads the chunk's queries two at a time (score_pair8); the values a position's heads two at a time
+// (accumulate_values_pair), or for Llama 3.2 1B's shape all four in registers in one pass
+// over its rows (value_row16, as attention_group16).
 static inline __attribute__((always_inline)) void attention_rows16(const float *q, int64_t qstride, int64_t npos,
                                                                    const uint16_t *k, const uint16_t *v, int64_t end0,
                                                                    int64_t window, int64_t hd, int64_t group, float scale,
                                                                    float *scores, float *out, int64_t ostride) {
     int64_t lo = window_first(end0, window), span = end0 + npos - 1 - lo;
-    int64_t rows = npos * group;
     const __m512 vscale = _mm512_set1_ps(scale);
-    float w[ATT_TILE16 * 512];
-    for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE16) {
-        int64_t t = span - j0 < ATT_TILE16 ? span - j0 : ATT_TILE16;
+    float w[ATT_TILE16 * 512], qp[ATT_GROUP16 * ATT_QUAD_HD];
+    int64_t packed = (group + 3) / 4 * 4 * hd, block = ATT_GROUP16 * ATT_QUAD_HD / packed;
+    for (int64_t i0 = 0; hd <= ATT_QUAD_HD && i0 < npos; i0 += block) {
+        int64_t i1 = npos - i0 < block ? npos : i0 + block;
+        for (int64_t i = i0; i < i1; i++)
+            for (int64_t g = 0; g < group; g += 4)
+                pack_queries4(q + i * qstride + g * hd, hd, group - g < 4 ? group - g : 4, qp + (i - i0) * packed + g * hd);
+        for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE16) {
+            int64_t t = span - j0 < ATT_TILE16 ? span - j0 : ATT_TILE16;
+            widen_rows16(QB_F16, (const uint8_t *)(k + (lo + j0) * hd), w, t, hd);
+            if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
+            const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
+            for (int64_t i = i0; i < i1; i++)
+                for (int64_t g = 0; g < group; g += 4)
+                    score_quad16(w, qp + (i - i0) * packed + g * hd, hd, vscale, scores + (i * group + g) * span + j0,
+                                 span, group - g < 4 ? group - g : 4, keep, NULL);
+        }
+    }
+    // Wider heads: the chunk's queries two at a time (score_pair8).
+    for (int64_t j0 = 0; hd > ATT_QUAD_HD && j0 < span; j0 += ATT_TILE16) {
+        int64_t t = span - j0 < ATT_TILE16 ? span - j0 : ATT_TILE16, rows = npos * group, m = 0;
         widen_rows16(QB_F16, (const uint8_t *)(k + (lo + j0) * hd), w, t, hd);
         if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
         const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
-        int64_t m = 0;
         for (; m + 1 < rows; m += 2) {
             const float *qa = q + m / group * qstride + m % group * hd;
             const float *qb = q + (m + 1) / group * qstride + (m + 1) % group * hd;
@@ -1209,8 +1315,9 @@ void qb_attention_rows(int32_t type, const float *q, int64_t qstride, int64_t np
         return;
     }
     if (type == QB_F16 && hd <= 512 && hd % 32 == 0 && end0 > 0) {
-        attention_rows16(q, qstride, npos, (const uint16_t *)k, (const uint16_t *)v, end0, window, hd, group, scale,
-                         scores, out, ostride);
+        for (int64_t g = 0; g < group; g += ATT_GROUP16)
+            attention_rows16(q + g * hd, qstride, npos, (const uint16_t *)k, (const uint16_t *)v, end0, window, hd,
+                             group - g < ATT_GROUP16 ? group - g : ATT_GROUP16, scale, scores, out + g * hd, ostride);
         return;
     }
 #elif defined(__AVX2__)
