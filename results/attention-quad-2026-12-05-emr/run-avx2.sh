@@ -1,7 +1,8 @@
 #!/bin/bash
-# run.sh's pass on the avx2 set: both trees compiled for x86-64-v3, BASE under the avx2
-# set's names and NEW under the portable set's (names only: the AVX2 paths are chosen by
-# the compiler's flags), so attention-stream.c's calls are renamed to match.
+# ../attention-q8-scales-2026-12-05-emr/run.sh's pass on the avx2 set (base/ from fff6218,
+# NEWSRC this tree): both trees compiled for x86-64-v3, BASE under the avx2 set's names and
+# NEW under the portable set's (names only: the AVX2 paths are chosen by the compiler's
+# flags), so attention-stream.c's calls are renamed to match.
 set -e
 cd WORK
 NEWSRC=${NEWSRC:-REPO}

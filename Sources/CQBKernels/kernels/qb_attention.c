@@ -404,6 +404,24 @@ static inline __attribute__((always_inline)) void score_tile16(const float *w, c
     _mm512_mask_storeu_ps(dst, keep, _mm512_mul_ps(hsum16x16(acc), _mm512_set1_ps(scale)));
 }
 
+// og += the probabilities pg[p0 ..< p1] times the widened value rows w[p0 ..< p1], one row
+// after another, up to 256 columns at a time in registers: one broadcast probability per
+// row for all of them (a broadcast per 16 columns left the loads, not the multiply-adds, to
+// bound the loop).
+static inline __attribute__((always_inline)) void accumulate_values16(const float *pg, const float *w, int64_t p0,
+                                                                      int64_t p1, float *og, int64_t hd) {
+    for (int64_t c0 = 0; c0 < hd; c0 += 256) {
+        int64_t nu = (hd - c0) / 16 < 16 ? (hd - c0) / 16 : 16;
+        __m512 acc[16];
+        for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_loadu_ps(og + c0 + 16 * u);
+        for (int64_t p = p0; p < p1; p++) {
+            __m512 pv = _mm512_set1_ps(pg[p]);
+            for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_fmadd_ps(pv, _mm512_loadu_ps(w + p * hd + c0 + 16 * u), acc[u]);
+        }
+        for (int64_t u = 0; u < nu; u++) _mm512_storeu_ps(og + c0 + 16 * u, acc[u]);
+    }
+}
+
 // The scores of two queries (qa, qb) against 8 widened rows: each row's products summed
 // down the columns and across lanes exactly as score_tile16 sums them (a chain per lane in
 // column order, then hsum16x16's tree, which is the same for every vector it sums), so each
@@ -487,24 +505,6 @@ static inline __attribute__((always_inline)) void score_quad16(const float *w, c
     __m512 head[4] = {_mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_f32x4(x0, x1, _MM_SHUFFLE(3, 1, 3, 1)),
                       _mm512_shuffle_f32x4(x2, x3, _MM_SHUFFLE(2, 0, 2, 0)), _mm512_shuffle_f32x4(x2, x3, _MM_SHUFFLE(3, 1, 3, 1))};
     for (int64_t h = 0; h < heads; h++) _mm512_mask_storeu_ps(dst + h * stride, keep, _mm512_mul_ps(head[h], scale));
-}
-
-// og += the probabilities pg[p0 ..< p1] times the widened value rows w[p0 ..< p1], one row
-// after another, up to 256 columns at a time in registers: one broadcast probability per
-// row for all of them (a broadcast per 16 columns left the loads, not the multiply-adds, to
-// bound the loop).
-static inline __attribute__((always_inline)) void accumulate_values16(const float *pg, const float *w, int64_t p0,
-                                                                      int64_t p1, float *og, int64_t hd) {
-    for (int64_t c0 = 0; c0 < hd; c0 += 256) {
-        int64_t nu = (hd - c0) / 16 < 16 ? (hd - c0) / 16 : 16;
-        __m512 acc[16];
-        for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_loadu_ps(og + c0 + 16 * u);
-        for (int64_t p = p0; p < p1; p++) {
-            __m512 pv = _mm512_set1_ps(pg[p]);
-            for (int64_t u = 0; u < nu; u++) acc[u] = _mm512_fmadd_ps(pv, _mm512_loadu_ps(w + p * hd + c0 + 16 * u), acc[u]);
-        }
-        for (int64_t u = 0; u < nu; u++) _mm512_storeu_ps(og + c0 + 16 * u, acc[u]);
-    }
 }
 
 // oa += pa[p0 ..< p1] times the widened value rows w[p0 ..< p1], and ob with pb, one row
@@ -1192,10 +1192,11 @@ static inline __attribute__((always_inline)) void attention_rows16(const float *
     int64_t lo = window_first(end0, window), span = end0 + npos - 1 - lo;
     const __m512 vscale = _mm512_set1_ps(scale);
     float w[ATT_TILE16 * 512], qp[ATT_GROUP16 * ATT_QUAD_HD];
-    int64_t packed = (group + 3) / 4 * 4 * hd, block = ATT_GROUP16 * ATT_QUAD_HD / packed;
-    for (int64_t i0 = 0; hd <= ATT_QUAD_HD && i0 < npos; i0 += block) {
+    int64_t quad = hd <= ATT_QUAD_HD, packed = (group + 3) / 4 * 4 * hd;
+    int64_t block = quad ? ATT_GROUP16 * ATT_QUAD_HD / packed : npos;
+    for (int64_t i0 = 0; i0 < npos; i0 += block) {
         int64_t i1 = npos - i0 < block ? npos : i0 + block;
-        for (int64_t i = i0; i < i1; i++)
+        for (int64_t i = i0; quad && i < i1; i++)
             for (int64_t g = 0; g < group; g += 4)
                 pack_queries4(q + i * qstride + g * hd, hd, group - g < 4 ? group - g : 4, qp + (i - i0) * packed + g * hd);
         for (int64_t j0 = 0; j0 < span; j0 += ATT_TILE16) {
@@ -1203,26 +1204,22 @@ static inline __attribute__((always_inline)) void attention_rows16(const float *
             widen_rows16(QB_F16, (const uint8_t *)(k + (lo + j0) * hd), w, t, hd);
             if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
             const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
-            for (int64_t i = i0; i < i1; i++)
+            for (int64_t i = i0; quad && i < i1; i++)
                 for (int64_t g = 0; g < group; g += 4)
                     score_quad16(w, qp + (i - i0) * packed + g * hd, hd, vscale, scores + (i * group + g) * span + j0,
                                  span, group - g < 4 ? group - g : 4, keep, NULL);
+            // Wider heads (one block of all npos positions): the chunk's queries two at a time.
+            int64_t rows = npos * group, m = 0;
+            for (; !quad && m + 1 < rows; m += 2) {
+                const float *qa = q + m / group * qstride + m % group * hd;
+                const float *qb = q + (m + 1) / group * qstride + (m + 1) % group * hd;
+                float *da = scores + m * span + j0, *db = da + span;
+                score_pair8(w, hd, qa, qb, vscale, da, db, (__mmask8)keep);
+                if (t > 8) score_pair8(w + 8 * hd, hd, qa, qb, vscale, da + 8, db + 8, (__mmask8)(keep >> 8));
+            }
+            if (!quad && m < rows)
+                score_tile16(w, q + m / group * qstride + m % group * hd, hd, scale, scores + m * span + j0, keep);
         }
-    }
-    // Wider heads: the chunk's queries two at a time (score_pair8).
-    for (int64_t j0 = 0; hd > ATT_QUAD_HD && j0 < span; j0 += ATT_TILE16) {
-        int64_t t = span - j0 < ATT_TILE16 ? span - j0 : ATT_TILE16, rows = npos * group, m = 0;
-        widen_rows16(QB_F16, (const uint8_t *)(k + (lo + j0) * hd), w, t, hd);
-        if (t < ATT_TILE16) memset(w + t * hd, 0, (size_t)((ATT_TILE16 - t) * hd) * sizeof(float));
-        const __mmask16 keep = t == ATT_TILE16 ? (__mmask16)0xFFFF : (__mmask16)((1u << t) - 1);
-        for (; m + 1 < rows; m += 2) {
-            const float *qa = q + m / group * qstride + m % group * hd;
-            const float *qb = q + (m + 1) / group * qstride + (m + 1) % group * hd;
-            float *da = scores + m * span + j0, *db = da + span;
-            score_pair8(w, hd, qa, qb, vscale, da, db, (__mmask8)keep);
-            if (t > 8) score_pair8(w + 8 * hd, hd, qa, qb, vscale, da + 8, db + 8, (__mmask8)(keep >> 8));
-        }
-        if (m < rows) score_tile16(w, q + m / group * qstride + m % group * hd, hd, scale, scores + m * span + j0, keep);
     }
     attention_rows_normalize(scores, npos, group, end0, window, lo, span, hd, out, ostride);
     if (hd == 64 && group == 4) {
