@@ -1083,12 +1083,12 @@ void qb_attention_group(int32_t type, const float *q, const void *k, const void 
     // their own: the loops unroll and the accumulators stay in registers.
     if (hd == 64 && group == 4) return attention_group16(type, q, k, v, n, 64, 4, scale, scores, out);
     if (hd <= 512 && hd % 32 == 0) {
-        // Groups of more than ATT_GROUP16 heads in parts: each head's sums are its own, so a
-        // part's heads get the same bits as in one pass.
+        // Groups of more than ATT_GROUP16 heads in parts, one after another in the same
+        // scores: each head's sums are its own, so a part's heads get the same bits as in one pass.
         for (int64_t g = 0; g < group; g += ATT_GROUP16) {
             int64_t m = group - g < ATT_GROUP16 ? group - g : ATT_GROUP16;
-            if (hd == 64) attention_group16(type, q + g * hd, k, v, n, 64, m, scale, scores + g * n, out + g * hd);
-            else attention_group16(type, q + g * hd, k, v, n, hd, m, scale, scores + g * n, out + g * hd);
+            if (hd == 64) attention_group16(type, q + g * hd, k, v, n, 64, m, scale, scores, out + g * hd);
+            else attention_group16(type, q + g * hd, k, v, n, hd, m, scale, scores, out + g * hd);
         }
         return;
     }
@@ -1182,9 +1182,9 @@ static void attention_rows_normalize(float *scores, int64_t npos, int64_t group,
 // are summed position by position in increasing order from its first (accumulate_values16,
 // as the group kernel's wider groups). The scores take a position's heads four at a time,
 // their queries packed once for every tile (positions in blocks of as many as `qp` holds),
-// wider heads the chunk's queries two at a time (score_pair8); the values a position's heads two at a time
-// (accumulate_values_pair), or for Llama 3.2 1B's shape all four in registers in one pass
-// over its rows (value_row16, as attention_group16).
+// wider heads the chunk's queries two at a time (score_pair8); the values a position's
+// heads two at a time (accumulate_values_pair), or for Llama 3.2 1B's shape all four in
+// registers in one pass over its rows (value_row16, as attention_group16).
 static inline __attribute__((always_inline)) void attention_rows16(const float *q, int64_t qstride, int64_t npos,
                                                                    const uint16_t *k, const uint16_t *v, int64_t end0,
                                                                    int64_t window, int64_t hd, int64_t group, float scale,
