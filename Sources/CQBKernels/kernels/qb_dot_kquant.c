@@ -1055,21 +1055,57 @@ static inline __attribute__((always_inline)) void q4_K_x16_rows(const uint8_t *g
 // the 16 registers live in L1.
 enum { QB_Q4K_X16_BATCH = 8 };
 
-// The eight rows' (sc_j, mn_j) of half h (rows 8h..8h + 7) as 16-bit pairs: the low four
-// bits of both from the rows' lo bytes (b | b << 12 puts sc's at bits 0-3, mn's at 16-19),
-// the high two from their words `top` (one shift puts sc's at bits 4-5, mn's at 20-21).
-static inline __m256i q4k_x16_scmn_avx2(const uint8_t *g, __m256i top, int j, int h) {
-    const __m256i b = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(g + QB_Q4K_X16_LO + 16 * j + 8 * h)));
-    const __m256i up = 2 * j >= 4 ? _mm256_srli_epi32(top, 2 * j - 4) : _mm256_slli_epi32(top, 4 - 2 * j);
-    const __m256i lo = _mm256_and_si256(_mm256_or_si256(b, _mm256_slli_epi32(b, 12)), _mm256_set1_epi32(0x000F000F));
-    return _mm256_or_si256(lo, _mm256_and_si256(up, _mm256_set1_epi32(0x00300030)));
+// v >> n for n >= 0, v << -n otherwise, in 16-bit lanes (n a constant once the loop unrolls).
+static inline __m256i shift16_avx2(__m256i v, int n) { return n >= 0 ? _mm256_srli_epi16(v, n) : _mm256_slli_epi16(v, -n); }
+
+// A group-block's scales, made once before its products: sc2[j][h] holds the (sc_j, sc_j)
+// 16-bit pair of each row of half h (rows 8h..8h + 7), for the products' vpmaddwd, and
+// mn2[m][h] the pair (mn_2m, mn_2m+1), for the minimums' (q4k_x16_mins_avx2). The 16 rows'
+// sc_j and mn_j are made in 16-bit lanes in the order rows 0-3, 8-11 | 4-7, 12-15: unpacking
+// such a vector with itself, or with the next sub-block's, then gives half 0 from each
+// 128-bit lane's low words and half 1 from its high ones. Made inside the product loop, per
+// sub-block and half, they took more operations and spilled registers: the one-row kernel
+// took 1.16x this one's time in L2 and 1.04-1.05x from memory, one thread on Intel Emerald
+// Rapids (results/q4k-scales-avx2-2026-12-05-emr/).
+static inline __attribute__((always_inline)) void q4k_x16_scales_avx2(const uint8_t *g, __m256i sc2[8][2], __m256i mn2[4][2]) {
+    const __m256i top0 = _mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_HI));
+    const __m256i top1 = _mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_HI + 32));
+    const __m256i low = _mm256_set1_epi32(0xFFFF), m0f = _mm256_set1_epi16(0x0F), m30 = _mm256_set1_epi16(0x30);
+    // The rows' high two bits of every sc_j (bits 2j, 2j + 1) and of every mn_j, one word a row.
+    const __m256i tsc = _mm256_packus_epi32(_mm256_and_si256(top0, low), _mm256_and_si256(top1, low));
+    const __m256i tmn = _mm256_packus_epi32(_mm256_srli_epi32(top0, 16), _mm256_srli_epi32(top1, 16));
+    const __m256i order = _mm256_setr_epi8(0, -1, 1, -1, 2, -1, 3, -1, 8, -1, 9, -1, 10, -1, 11, -1, //
+                                           4, -1, 5, -1, 6, -1, 7, -1, 12, -1, 13, -1, 14, -1, 15, -1);
+    __m256i prev = _mm256_setzero_si256();
+#pragma clang loop unroll(full)
+    for (int j = 0; j < 8; j++) {
+        const __m128i lo = _mm_loadu_si128((const __m128i *)(g + QB_Q4K_X16_LO + 16 * j));
+        const __m256i l16 = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(lo), order);
+        const __m256i sc = _mm256_or_si256(_mm256_and_si256(l16, m0f), _mm256_and_si256(shift16_avx2(tsc, 2 * j - 4), m30));
+        sc2[j][0] = _mm256_unpacklo_epi16(sc, sc);
+        sc2[j][1] = _mm256_unpackhi_epi16(sc, sc);
+        const __m256i mn = _mm256_or_si256(_mm256_srli_epi16(l16, 4), _mm256_and_si256(shift16_avx2(tmn, 2 * j - 4), m30));
+        if (j % 2 == 0) {
+            prev = mn;
+        } else {
+            mn2[j / 2][0] = _mm256_unpacklo_epi16(prev, mn);
+            mn2[j / 2][1] = _mm256_unpackhi_epi16(prev, mn);
+        }
+    }
 }
 
-// Per sub-block j of one activation row's super-block, (0, S_j) as a 16-bit pair (S_j the
-// sum of its 32 activations, |S_j| <= 32 x 127), for the minimums' vpmaddwd.
-static inline void q4k_x16_s_pairs(const qb_q8k *a, int32_t sz[8]) {
-    const __m256i S = _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)a->s16), _mm256_set1_epi16(1));
-    _mm256_storeu_si256((__m256i *)sz, _mm256_slli_epi32(S, 16));
+// Each row's sum of mn_j S_j over one activation row's super-block (S_j the sum of its
+// sub-block's 32 activations, |S_j| <= 32 x 127): one vpmaddwd a pair of sub-blocks and half.
+static inline void q4k_x16_mins_avx2(const __m256i mn2[4][2], const qb_q8k *a, __m256i msum[2]) {
+    int16_t S[8];
+    for (int j = 0; j < 8; j++) S[j] = (int16_t)(a->s16[2 * j] + a->s16[2 * j + 1]);
+    int32_t pairs[4];
+    memcpy(pairs, S, sizeof pairs);
+    msum[0] = msum[1] = _mm256_setzero_si256();
+    for (int m = 0; m < 4; m++) {
+        const __m256i s = _mm256_set1_epi32(pairs[m]);
+        for (int h = 0; h < 2; h++) msum[h] = _mm256_add_epi32(msum[h], _mm256_madd_epi16(mn2[m][h], s));
+    }
 }
 
 // A super-block's float step for half h of a group-block: the products' sum scaled by d, less
@@ -1085,27 +1121,25 @@ static inline __m256 q4k_x16_step_avx2(__m256 acc, __m256i isum, __m256i msum, c
 // Without VNNI: rows 0..7 and 8..15 as two 32-byte halves. A sub-block's eight unsigned x
 // signed byte products per row (vpmaddubsw, pairs) are summed in 16 bits (at most
 // 8 x 2 x 15 x 127 = 30480, no saturation), then scaled by sc_j and summed in pairs by one
-// vpmaddwd against (sc_j, sc_j) per row; the minimums' sum takes one vpmaddwd of the rows'
-// (sc_j, mn_j) against (0, S_j). R activation rows (2..QB_Q4K_X16_BATCH) at once: each half
-// sub-block is loaded and split into nibbles once for all R, and each row's arithmetic is
-// the same whatever R (exact int32 sums, then the same float operations in the same order),
-// so a row's outputs are bitwise what it gets alone from q4_K_x16_avx2, the one-row kernel
-// below (single-sequence decode, and a batch's remainder of one row). The minimums' sums
-// (mn_j S_j) are taken after the products, as in q4_K_x16_512_rows.
+// vpmaddwd against (sc_j, sc_j) per row; the minimums' sums come from q4k_x16_mins_avx2.
+// R activation rows (2..QB_Q4K_X16_BATCH) at once: each half sub-block is loaded and split
+// into nibbles once for all R, and each row's arithmetic is the same whatever R (exact int32
+// sums, then the same float operations in the same order), so a row's outputs are bitwise
+// what it gets alone from q4_K_x16_avx2, the one-row kernel below (single-sequence decode,
+// and a batch's remainder of one row).
 static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
                                                                      int64_t y0, int64_t nb, const int R) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i dup = lane_low16_twice();
     __m256 acc[2][QB_Q4K_X16_BATCH];
     for (int h = 0; h < 2; h++)
         for (int k = 0; k < R; k++) acc[h][k] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
-        int32_t sz[QB_Q4K_X16_BATCH][8];
-        for (int k = 0; k < R; k++) q4k_x16_s_pairs(xs[k] + i, sz[k]);
+        __m256i sc2[8][2], mn2[4][2], msum[QB_Q4K_X16_BATCH][2];
+        q4k_x16_scales_avx2(g, sc2, mn2);
+        for (int k = 0; k < R; k++) q4k_x16_mins_avx2(mn2, xs[k] + i, msum[k]);
         for (int h = 0; h < 2; h++) {
-            __m256i isum[QB_Q4K_X16_BATCH], msum[QB_Q4K_X16_BATCH];
-            for (int k = 0; k < R; k++) isum[k] = msum[k] = _mm256_setzero_si256();
-            const __m256i top = _mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_HI + 32 * h));
+            __m256i isum[QB_Q4K_X16_BATCH];
+            for (int k = 0; k < R; k++) isum[k] = _mm256_setzero_si256();
             for (int j = 0; j < 8; j++) {
                 if (h == 0) x16_prefetch(g, j);
                 const uint8_t *q = g + QB_Q4K_X16_QS + 256 * j + 32 * h;
@@ -1115,7 +1149,6 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
                     wl[t] = _mm256_and_si256(v, m4);
                     wh[t] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
                 }
-                const __m256i scmn = q4k_x16_scmn_avx2(g, top, j, h), sc2 = _mm256_shuffle_epi8(scmn, dup);
                 // Unrolled, as qb_matvec_tiles.c's x16_rows: the 1B Q4_K_M's eight-row step
                 // took 0.95x the time (results/batch-unroll-avx2-2026-12-05-emr/). Unrolling
                 // q6_K_x16_avx2_rows' loop too made that step slower, 1.02x.
@@ -1127,14 +1160,10 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
                         p = _mm256_add_epi16(p, _mm256_maddubs_epi16(wl[t], _mm256_set1_epi32(act4(x + 4 * t))));
                         p = _mm256_add_epi16(p, _mm256_maddubs_epi16(wh[t], _mm256_set1_epi32(act4(x + 16 + 4 * t))));
                     }
-                    isum[k] = _mm256_add_epi32(isum[k], _mm256_madd_epi16(p, sc2));
+                    isum[k] = _mm256_add_epi32(isum[k], _mm256_madd_epi16(p, sc2[j][h]));
                 }
             }
-            for (int j = 0; j < 8; j++) {
-                const __m256i scmn = q4k_x16_scmn_avx2(g, top, j, h);
-                for (int k = 0; k < R; k++) msum[k] = _mm256_add_epi32(msum[k], _mm256_madd_epi16(scmn, _mm256_set1_epi32(sz[k][j])));
-            }
-            for (int k = 0; k < R; k++) acc[h][k] = q4k_x16_step_avx2(acc[h][k], isum[k], msum[k], g, h, xs[k][i].d);
+            for (int k = 0; k < R; k++) acc[h][k] = q4k_x16_step_avx2(acc[h][k], isum[k], msum[k][h], g, h, xs[k][i].d);
         }
     }
     for (int k = 0; k < R; k++) {
@@ -1152,16 +1181,11 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
 // (results/q4k-x16-halves-avx2-zen4-2026-12-02/).
 static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb, const int pf) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i dup = lane_low16_twice();
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t i = 0; i < nb; i++, g += QB_Q4K_X16_BYTES) {
-        int32_t sz[8];
-        q4k_x16_s_pairs(a + i, sz);
-        __m256i isum[2], msum[2], top[2];
-        for (int h = 0; h < 2; h++) {
-            top[h] = _mm256_loadu_si256((const __m256i *)(g + QB_Q4K_X16_HI + 32 * h));
-            isum[h] = msum[h] = _mm256_setzero_si256();
-        }
+        __m256i sc2[8][2], mn2[4][2], msum[2], isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        q4k_x16_scales_avx2(g, sc2, mn2);
+        q4k_x16_mins_avx2(mn2, a + i, msum);
         for (int j = 0; j < 8; j++) {
             if (pf) x16_prefetch(g, j);
             const uint8_t *q = g + QB_Q4K_X16_QS + 256 * j;
@@ -1175,10 +1199,7 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g
                 for (int h = 0; h < 2; h++)
                     p[h] = _mm256_add_epi16(p[h], _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v[h], 4), m4), xh));
             }
-            const __m256i scmn[2] = {q4k_x16_scmn_avx2(g, top[0], j, 0), q4k_x16_scmn_avx2(g, top[1], j, 1)};
-            for (int h = 0; h < 2; h++) isum[h] = _mm256_add_epi32(isum[h], _mm256_madd_epi16(p[h], _mm256_shuffle_epi8(scmn[h], dup)));
-            const __m256i s = _mm256_set1_epi32(sz[j]);
-            for (int h = 0; h < 2; h++) msum[h] = _mm256_add_epi32(msum[h], _mm256_madd_epi16(scmn[h], s));
+            for (int h = 0; h < 2; h++) isum[h] = _mm256_add_epi32(isum[h], _mm256_madd_epi16(p[h], sc2[j][h]));
         }
         for (int h = 0; h < 2; h++) acc[h] = q4k_x16_step_avx2(acc[h], isum[h], msum[h], g, h, a[i].d);
     }
