@@ -1383,19 +1383,15 @@ QB_GEMM6_VNNI(1, 2)
 // one activation step per 256 values cost ~0.3% perplexity, and a power-of-two step per 32,
 // as Q4_K takes them, cost its shifts 10% of an all-Q6_K prefill, within a few percent of
 // activations per 32.)
-// signed_block adds block `blk`'s K and products with the activation rows' 32 bytes xs[c]
-// (1..4 rows) to is[c][half].
-static inline __attribute__((always_inline)) void signed_block(const uint8_t *blk, const int8_t *const xs[4], __m256i is[4][2],
+// signed_block adds block `blk`'s K and products with the activation rows' 32 unsigned bytes
+// xa[c] (1..4 rows; unsigned_acts) to is[c][half].
+static inline __attribute__((always_inline)) void signed_block(const uint8_t *blk, const uint8_t (*xa)[32], __m256i is[4][2],
                                                                const int n, const int narrow) {
     // Each row's dword of two int16 scales (halves 0 and 1) to the half's scale in both words.
     const __m256i half0 = _mm256_setr_epi8(0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13, 0, 1, 0, 1, 4, 5, 4, 5, 8, 9, 8, 9, 12, 13, 12, 13);
     const __m256i half1 = _mm256_setr_epi8(2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15, 2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15);
-    uint8_t xa[4][32];
-    for (int c = 0; c < n; c++) {
-        const __m256i q = _mm256_loadu_si256((const __m256i *)xs[c]);
-        _mm256_storeu_si256((__m256i *)xa[c], _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80)));
+    for (int c = 0; c < n; c++)
         for (int rh = 0; rh < 2; rh++) is[c][rh] = _mm256_add_epi32(is[c][rh], _mm256_loadu_si256((const __m256i *)(blk + 128 + 32 * rh)));
-    }
 #pragma clang loop unroll(disable)
     for (int s = 0; s < 8; s += narrow ? 4 : 2) {
         __m256i sc[2];
@@ -1449,19 +1445,22 @@ static inline __attribute__((always_inline)) void signed_sums(const uint8_t *blk
     }
 }
 
+// The 32 activations at q as unsigned bytes (x + 128), as signed_block takes them.
+static inline void unsigned_acts(const int8_t *q, uint8_t *out) {
+    _mm256_store_si256((__m256i *)out, _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)q), _mm256_set1_epi8((char)0x80)));
+}
+
 // Block `b` of a signed tile against `n` q8a activation rows (1..4), whose f32 sums are
 // acc[16 c + row].
-static inline __attribute__((always_inline)) void block6s_x16(const uint8_t *blk, const qb_q8a *x, int64_t nb, int64_t b,
-                                                              float *acc, const int n, const int narrow) {
-    const int8_t *xs[4];
+static inline __attribute__((always_inline)) void block6s_x16(const uint8_t *blk, const qb_q8a *x, const uint8_t (*xa)[32],
+                                                              int64_t nb, int64_t b, float *acc, const int n, const int narrow) {
     float ad[4];
     __m256i is[4][2];
     for (int c = 0; c < n; c++) {
-        xs[c] = x[c * nb + b].qs;
         ad[c] = x[c * nb + b].d;
         is[c][0] = is[c][1] = _mm256_setzero_si256();
     }
-    signed_block(blk, xs, is, n, narrow);
+    signed_block(blk, xa, is, n, narrow);
     signed_sums(blk, ad, is, acc, n);
 }
 
@@ -1504,20 +1503,31 @@ static inline __attribute__((always_inline)) void block2k_x16(const uint8_t *blk
 
 // Activation rows [0, count) (count a multiple of `g`) against a tile of `six`'s kind
 // (gemm_tiles'), block by block as gemm_avx2: signed Q6_K and Q3_K tiles `g` rows (4, or a
-// column block's last 1-3) at a time, Q2_K tiles 2 (or the last odd row).
+// column block's last 1-3) at a time, Q2_K tiles 2 (or the last odd row). The signed tiles'
+// unsigned activations are made a block ahead, into the other half of `xa`: made just before
+// signed_block read them back (four-byte broadcasts of the 32-byte store), the loads waited on
+// the stores, and the avx2 Q6_K tiles ran at 49% of the int8 peak, against 60-61% so (one
+// thread of an Intel Xeon, Emerald Rapids; results/q6k-acts-ahead-avx2-2026-12-05-emr/).
 static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *sums16,
                                                              int64_t count, int64_t nb, float *y, int64_t ystride, const int g,
                                                              const int six) {
     const int64_t bb = qb_gemm_tile6_block_bytes(six == 2 ? QB_Q2_K : QB_Q6_K);
     const int64_t chunk = 16;
     float acc[16 * QB_TILE_ROWS];
+    uint8_t xa[2][16][32] __attribute__((aligned(32)));
     for (int64_t c0 = 0; c0 < count; c0 += chunk) {
         int64_t n = count - c0 < chunk ? count - c0 : chunk;
         memset(acc, 0, sizeof(float) * (size_t)(16 * n));
+        if (six != 2)
+            for (int64_t c = 0; c < n; c++) unsigned_acts(x[(c0 + c) * nb].qs, xa[0][c]);
         for (int64_t b = 0; b < nb; b++)
             for (int64_t c = 0; c < n; c += g) {
                 if (six == 2) block2k_x16(tile + b * bb, x + (c0 + c) * nb, sums16 + (c0 + c) * 2 * nb, nb, b, acc + 16 * c, g);
-                else block6s_x16(tile + b * bb, x + (c0 + c) * nb, nb, b, acc + 16 * c, g, six == 3);
+                else {
+                    if (b + 1 < nb)
+                        for (int k = 0; k < g; k++) unsigned_acts(x[(c0 + c + k) * nb + b + 1].qs, xa[(b + 1) & 1][c + k]);
+                    block6s_x16(tile + b * bb, x + (c0 + c) * nb, xa[b & 1] + c, nb, b, acc + 16 * c, g, six == 3);
+                }
             }
         for (int64_t c = 0; c < n; c++) memcpy(y + (c0 + c) * ystride, acc + 16 * c, sizeof(float) * QB_TILE_ROWS);
     }
