@@ -1673,7 +1673,7 @@ static inline __m512i dpwssd_bcast(__m512i acc, __m512i a, const void *b) {
 }
 
 // `n` activation rows against `m` tiles side by side (tstride apart, outputs at y + 16 t),
-// super-block by super-block. Per 32 values and tile the per-32 tiles (gemm_vnni) took a
+// super-blocks [i0, i1) one by one (the sums start at zero for i0 = 0, else from y's). Per 32 values and tile the per-32 tiles (gemm_vnni) took a
 // multiply and two fmas beside the eight vpdpbusd, with a broadcast of the activations' d
 // and s each, on the pipes the vpdpbusd run on. Here each sub-block's integer sums meet its
 // integer scale, already shifted to the super-block's finest step (the tile holds sc << 0..3,
@@ -1685,12 +1685,12 @@ static inline __m512i dpwssd_bcast(__m512i acc, __m512i a, const void *b) {
 // vpdpwssd per super-block, and the f32 work is per 256 values. The integers are
 // block4k_x16's (exact), and so are the outputs, bit for bit.
 static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *tile, int64_t tstride, const qb_q8s *x,
-                                                                int64_t nsb, float *y, int64_t ystride, const int n, const int m,
-                                                                const int span) {
+                                                                int64_t nsb, int64_t i0, int64_t i1, float *y, int64_t ystride,
+                                                                const int n, const int m, const int span) {
     __m512 acc[8][2];
     for (int c = 0; c < n; c++)
-        for (int t = 0; t < m; t++) acc[c][t] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < nsb; i++) {
+        for (int t = 0; t < m; t++) acc[c][t] = i0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(y + c * ystride + 16 * t);
+    for (int64_t i = i0; i < i1; i++) {
         const uint8_t *sb = tile + i * QB_TILE4K_BYTES;
         const qb_q8s *a = x + i;
         __m512i s[8][2];
@@ -1738,13 +1738,13 @@ static inline __attribute__((always_inline)) void gemm_q8s_vnni(const uint8_t *t
 
 // Each shape twice: steps of 4 (a vpdpwssd per 16 values) and of 8 (a vpmulld per 32).
 #define QB_GEMM_Q8S(n, m)                                                                                         \
-    static void gemm_q8s_vnni##n##x##m(const uint8_t *t, int64_t ts, const qb_q8s *x, int64_t nsb, float *y,     \
-                                       int64_t ys) {                                                             \
-        gemm_q8s_vnni(t, ts, x, nsb, y, ys, n, m, 8);                                                            \
+    static void gemm_q8s_vnni##n##x##m(const uint8_t *t, int64_t ts, const qb_q8s *x, int64_t nsb, int64_t i0,   \
+                                       int64_t i1, float *y, int64_t ys) {                                       \
+        gemm_q8s_vnni(t, ts, x, nsb, i0, i1, y, ys, n, m, 8);                                                    \
     }                                                                                                            \
-    static void gemm_q8s_halves##n##x##m(const uint8_t *t, int64_t ts, const qb_q8s *x, int64_t nsb, float *y,   \
-                                         int64_t ys) {                                                           \
-        gemm_q8s_vnni(t, ts, x, nsb, y, ys, n, m, 4);                                                            \
+    static void gemm_q8s_halves##n##x##m(const uint8_t *t, int64_t ts, const qb_q8s *x, int64_t nsb, int64_t i0, \
+                                         int64_t i1, float *y, int64_t ys) {                                     \
+        gemm_q8s_vnni(t, ts, x, nsb, i0, i1, y, ys, n, m, 4);                                                    \
     }
 QB_GEMM_Q8S(4, 2)
 QB_GEMM_Q8S(1, 2)
@@ -1752,7 +1752,7 @@ QB_GEMM_Q8S(8, 1)
 QB_GEMM_Q8S(4, 1)
 QB_GEMM_Q8S(1, 1)
 
-typedef void (*q8s_fn)(const uint8_t *, int64_t, const qb_q8s *, int64_t, float *, int64_t);
+typedef void (*q8s_fn)(const uint8_t *, int64_t, const qb_q8s *, int64_t, int64_t, int64_t, float *, int64_t);
 typedef struct {
     q8s_fn pair4, pair1, one8, one4, one1;
 } q8s_shapes;
@@ -1765,24 +1765,33 @@ static const q8s_shapes q8s_halves = {gemm_q8s_halves4x2, gemm_q8s_halves1x2, ge
 // issue about one zmm load a cycle). On AMD Zen 4, where a broadcast operand of vpdpbusd
 // costs nothing, one tile against 8 rows ran 1.04x as fast at one thread ([1.025, 1.058])
 // and the same at two (0.998 [0.909, 1.072]); 6 rows x 2 tiles, the accumulators spilled,
-// 0.96x.
+// 0.96x. A pair of tiles is 2 x 8 x 6528 bytes for 2048 columns, more than L1 holds, and
+// every group of rows read it again from L2: so the rows go over it Q8S_SPAN super-blocks
+// (26 KiB of a pair) at a time, each group's sums carried in y from one span to the next
+// (the same fmas in the same order, so the same outputs). On one thread of an Intel Xeon
+// (Emerald Rapids) the pair kernel ran 1.02-1.03x so from L2, and a 1B Q4_K_M pp512 1.023x
+// (results/q4k-spans-2026-12-05-emr/).
+enum { Q8S_SPAN = 2 };
 static void gemm_q8s_tiles(const uint8_t *tile, int64_t tiles, int64_t tstride, const qb_q8s *x, int64_t count, int64_t nsb,
                            float *y, int64_t ystride) {
     const q8s_shapes *k = atomic_load_explicit(&q4k_dpwssd_on, memory_order_relaxed) ? &q8s_halves : &q8s_mulld;
     for (int64_t t = 0; t < tiles; t += 2) {
         const uint8_t *tp = tile + t * tstride;
         float *yt = y + QB_TILE_ROWS * t;
-        int64_t c = 0;
-#define QB_ROWS(c) tp, tstride, x + (c) * nsb, nsb, yt + (c) * ystride, ystride
-        if (t + 1 < tiles) {
-            for (; c + 3 < count; c += 4) k->pair4(QB_ROWS(c));
-            for (; c < count; c++) k->pair1(QB_ROWS(c));
-        } else {
-            for (; c + 7 < count; c += 8) k->one8(QB_ROWS(c));
-            for (; c + 3 < count; c += 4) k->one4(QB_ROWS(c));
-            for (; c < count; c++) k->one1(QB_ROWS(c));
-        }
+        for (int64_t i0 = 0; i0 < nsb; i0 += Q8S_SPAN) {
+            const int64_t i1 = i0 + Q8S_SPAN < nsb ? i0 + Q8S_SPAN : nsb;
+            int64_t c = 0;
+#define QB_ROWS(c) tp, tstride, x + (c) * nsb, nsb, i0, i1, yt + (c) * ystride, ystride
+            if (t + 1 < tiles) {
+                for (; c + 3 < count; c += 4) k->pair4(QB_ROWS(c));
+                for (; c < count; c++) k->pair1(QB_ROWS(c));
+            } else {
+                for (; c + 7 < count; c += 8) k->one8(QB_ROWS(c));
+                for (; c + 3 < count; c += 4) k->one4(QB_ROWS(c));
+                for (; c < count; c++) k->one1(QB_ROWS(c));
+            }
 #undef QB_ROWS
+        }
     }
 }
 #elif QB_TILE4K_SUPER
