@@ -1506,7 +1506,7 @@ static inline __attribute__((always_inline)) void block2k_x16(const uint8_t *blk
 // column block's last 1-3) at a time, Q2_K tiles 2 (or the last odd row). The signed tiles'
 // unsigned activations are made a block ahead, into the other half of `xa`: made just before
 // signed_block read them back (four-byte broadcasts of the 32-byte store), the loads waited on
-// the stores, and the avx2 Q6_K tiles ran at 49% of the int8 peak, against 60-61% so (one
+// the stores, and the avx2 Q6_K tiles ran at 48-49% of the int8 peak, against 59-61% so (one
 // thread of an Intel Xeon, Emerald Rapids; results/q6k-acts-ahead-avx2-2026-12-05-emr/).
 static inline __attribute__((always_inline)) void gemm6_avx2(const uint8_t *tile, const qb_q8a *x, const int32_t *sums16,
                                                              int64_t count, int64_t nb, float *y, int64_t ystride, const int g,
@@ -1673,9 +1673,10 @@ static inline __m512i dpwssd_bcast(__m512i acc, __m512i a, const void *b) {
 }
 
 // `n` activation rows against `m` tiles side by side (tstride apart, outputs at y + 16 t),
-// super-blocks [i0, i1) one by one (the sums start at zero for i0 = 0, else from y's). Per 32 values and tile the per-32 tiles (gemm_vnni) took a
-// multiply and two fmas beside the eight vpdpbusd, with a broadcast of the activations' d
-// and s each, on the pipes the vpdpbusd run on. Here each sub-block's integer sums meet its
+// super-blocks [i0, i1) one by one (the sums start at zero for i0 = 0, else from y's). Per
+// 32 values and tile the per-32 tiles (gemm_vnni) took a multiply and two fmas beside the
+// eight vpdpbusd, with a broadcast of the activations' d and s each, on the pipes the
+// vpdpbusd run on. Here each sub-block's integer sums meet its
 // integer scale, already shifted to the super-block's finest step (the tile holds sc << 0..3,
 // the activations' shift picks one): steps of `span` 8 take the sub-block's sum by a vpmulld
 // and a vpaddd (one vpdpbusd's slot on AMD Zen 4), steps of 4 each half's (16 values: within
