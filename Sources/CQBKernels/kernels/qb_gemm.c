@@ -1770,8 +1770,8 @@ static const q8s_shapes q8s_halves = {gemm_q8s_halves4x2, gemm_q8s_halves1x2, ge
 // every group of rows read it again from L2: so the rows go over it Q8S_SPAN super-blocks
 // (26 KiB of a pair) at a time, each group's sums carried in y from one span to the next
 // (the same fmas in the same order, so the same outputs). On one thread of an Intel Xeon
-// (Emerald Rapids) the pair kernel ran 1.02-1.03x so from L2, and a 1B Q4_K_M pp512 1.023x
-// (results/q4k-spans-2026-12-05-emr/).
+// (Emerald Rapids) the pair kernel ran 1.03x so at 2048 columns (0.99-1.03x at 8192), and a
+// 1B Q4_K_M pp512 1.023x (results/q4k-spans-2026-12-05-emr/).
 enum { Q8S_SPAN = 2 };
 static void gemm_q8s_tiles(const uint8_t *tile, int64_t tiles, int64_t tstride, const qb_q8s *x, int64_t count, int64_t nsb,
                            float *y, int64_t ystride) {
