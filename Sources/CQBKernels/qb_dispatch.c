@@ -126,9 +126,9 @@ int32_t qb_kernel_stream_prefetch(void) { return stream_prefetch_for_cpu(); }
 // than vpmulld per 32 (qb_set_q4k_dpwssd): on Intel's cores a vpmulld is two operations on
 // the pipes the vpdpbusd run on, and with vpdpwssd a 1B Q4_K_M prefilled 1.14x as fast on an
 // Emerald Rapids Xeon; on AMD's Zen 4 a vpmulld and its vpaddd cost one vpdpbusd's slot
-// (results/epilogue-pipes-avx512-2026-12-04-zen4/), and two vpdpwssd, on those pipes too,
-// would take two (not measured there: QB_Q4K_DPWSSD=1 against 0 under `ab` would say).
-// QB_Q4K_DPWSSD "0" or "1" overrides.
+// (results/epilogue-pipes-avx512-2026-12-04-zen4/) and two vpdpwssd take two: there the
+// tiles alone ran 0.92-0.93x as fast with vpdpwssd and a 1B Q4_K_M prefilled 0.977x
+// (results/q4k-tuning-zen4-2026-12-05/). QB_Q4K_DPWSSD "0" or "1" overrides.
 static int32_t q4k_dpwssd_for_cpu(void) {
     const char *env = getenv("QB_Q4K_DPWSSD");
     if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';

@@ -1771,7 +1771,9 @@ static const q8s_shapes q8s_halves = {gemm_q8s_halves4x2, gemm_q8s_halves1x2, ge
 // (26 KiB of a pair) at a time, each group's sums carried in y from one span to the next
 // (the same fmas in the same order, so the same outputs). On one thread of an Intel Xeon
 // (Emerald Rapids) the pair kernel ran 1.03x so at 2048 columns (0.99-1.03x at 8192), and a
-// 1B Q4_K_M pp512 1.023x (results/q4k-spans-2026-12-05-emr/).
+// 1B Q4_K_M pp512 1.023x (results/q4k-spans-2026-12-05-emr/). On AMD Zen 4 the tiles alone
+// ran 0.95-0.97x as fast with the spans, but the 1B's prefill without them was the same,
+// 1.003x [0.989, 1.019] (results/q4k-tuning-zen4-2026-12-05/): one way for every CPU.
 enum { Q8S_SPAN = 2 };
 static void gemm_q8s_tiles(const uint8_t *tile, int64_t tiles, int64_t tstride, const qb_q8s *x, int64_t count, int64_t nsb,
                            float *y, int64_t ystride) {
