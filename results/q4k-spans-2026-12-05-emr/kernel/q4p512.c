@@ -1,8 +1,10 @@
-// Times the avx512 set's Q4_K prefill tiles (qb_gemm_tiles_q8s, the vpdpwssd way Intel's CPUs take) as
-// the engine calls them: 4 tiles of 16 rows x COLS (NCOLS, 8192 unless given) against 16 activation
-// rows; BASE and NEW builds (run.sh) in turn, medians and bests of the GOP/s, against the int8 peak
-// probe of the same process. Random Q4_K super-blocks (seeded) packed by the set's own packer; the
-// outputs of the two compared.
+// Times the avx512 set's Q4_K prefill tiles (qb_gemm_tiles_q8s) as the engine calls them: 4 tiles
+// of 16 rows x COLS (NCOLS, 8192 unless given) against 16 activation rows; BASE and NEW builds
+// (run.sh, or ../../q4k-tuning-zen4-2026-12-05/kernel/runc.sh) in turn, medians and bests of the
+// GOP/s, against the int8 peak probe of the same process. Random Q4_K super-blocks (seeded) packed
+// by the set's own packer; the outputs of the two compared. Arguments: repetitions (9 unless
+// given), then BASE's and NEW's qb_set_q4k_dpwssd setting (1, the vpdpwssd way Intel's CPUs take,
+// unless given; run.sh gives none).
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,7 @@ enum { COLS = NCOLS, ROWS = 64, COUNT = 16 };
 int32_t qb_avx512_set_q4k_dpwssd(int32_t on);
 int32_t qb_avx512b_set_q4k_dpwssd(int32_t on);
 int main(int argc, char **argv) {
-  qb_avx512_set_q4k_dpwssd(1); qb_avx512b_set_q4k_dpwssd(1);
+  qb_avx512b_set_q4k_dpwssd(argc > 2 ? atoi(argv[2]) : 1); qb_avx512_set_q4k_dpwssd(argc > 3 ? atoi(argv[3]) : 1);
   int reps = argc > 1 ? atoi(argv[1]) : 9;
   srand(7);
   size_t sbytes = 144, nsb = COLS / 256;  // block_q4_K: d dmin (f16) scales[12] qs[128]

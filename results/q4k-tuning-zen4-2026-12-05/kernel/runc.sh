@@ -3,7 +3,7 @@
 # each timing BASE (base/: a tree's Sources/CQBKernels, `git archive C Sources/CQBKernels | tar -x
 # -C base`) and NEW (new/) in turn.
 #   runc.sh BASE-SETTING NEW-SETTING COLUMNS...   the qb_set_q4k_dpwssd setting of each side
-# Run from a scratch folder holding q4p512.c, base/ and new/.
+# Run from a scratch folder holding base/, new/ and ../../q4k-spans-2026-12-05-emr/kernel/q4p512.c.
 set -e
 F="-O3 -march=x86-64-v4 -mavx512vnni -mprefer-vector-width=512 -ffp-contract=on"
 printf '#define QB_ISA avx512b\n#include "qb_isa_unit.h"\n' > b5.c
