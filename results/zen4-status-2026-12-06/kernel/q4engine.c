@@ -1,10 +1,12 @@
-// The avx512 Q4_K prefill tiles (qb_gemm_tiles_q8s) on one thread, four ways over one ROWS x COLS
+// The avx512 Q4_K prefill tiles (qb_gemm_tiles_q8s) on one thread, six ways over one ROWS x COLS
 // matrix and COUNT activation rows: "engine" as Linear.forEachTileTask drives them (tasks of 4 tiles
 // copied into a scratch, then 16 activation rows at a time over all COUNT), "nocopy" reading each
 // task's tiles where they were packed, "y in L2" as nocopy with every task's outputs in the first
-// task's columns, "hot" the first task's first 16 rows as many times. GOP/s against the int8 peak
-// probe. Built against a tree's avx512 unit (n5.o as ../../q4k-tuning-zen4-2026-12-05/kernel/runc.sh
-// makes it): clang -O2 -march=x86-64-v4 -DNCOLS=2048 -Inew/Sources/CQBKernels/include q4engine.c n5.o -lm
+// task's columns, "acts hot" as nocopy with every block the first 16 activation rows, "tiles hot"
+// as nocopy with every task the first task's tiles, "hot" the first task's first 16 rows as many
+// times. GOP/s against the int8 peak probe. Built against a tree's avx512 unit (n5.o as
+// ../../q4k-tuning-zen4-2026-12-05/kernel/runc.sh makes it):
+//   clang -O2 -march=x86-64-v4 -DNCOLS=2048 -Inew/Sources/CQBKernels/include q4engine.c n5.o -lm
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +42,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < COUNT * COLS; i++) x[i] = rand() / (float)RAND_MAX - 0.5f;
   qb_q8s *xq = malloc(sizeof(qb_q8s) * COUNT * nsb);
   for (int c = 0; c < COUNT; c++) qb_avx512_quantize_q8s(x + c * COLS, xq + c * nsb, COLS);
-  double ops = 2.0 * ROWS * COLS * COUNT, m[4][32];
+  double ops = 2.0 * ROWS * COLS * COUNT, m[6][32];
   for (int r = 0; r < reps; r++) {
     // engine: every task's tiles copied into the scratch (as packing writes them), then its column blocks
     double t0 = now();
@@ -66,11 +68,23 @@ int main(int argc, char **argv) {
       for (int c0 = 0; c0 < COUNT; c0 += BLOCK)
         qb_avx512_gemm_tiles_q8s(tiles + (int64_t)task * TASK * tb, TASK, xq + c0 * nsb, BLOCK, COLS, y + (int64_t)c0 * ROWS, ROWS);
     m[3][r] = now() - t0;
+    // as nocopy, every block the first 16 activation rows (activations hot, tiles as nocopy's)
+    t0 = now();
+    for (int task = 0; task < ROWS / 16 / TASK; task++)
+      for (int c0 = 0; c0 < COUNT; c0 += BLOCK)
+        qb_avx512_gemm_tiles_q8s(tiles + (int64_t)task * TASK * tb, TASK, xq, BLOCK, COLS, y + (int64_t)c0 * ROWS + task * TASK * 16, ROWS);
+    m[4][r] = now() - t0;
+    // as nocopy, every task the first task's tiles (tiles hot, activations as nocopy's)
+    t0 = now();
+    for (int task = 0; task < ROWS / 16 / TASK; task++)
+      for (int c0 = 0; c0 < COUNT; c0 += BLOCK)
+        qb_avx512_gemm_tiles_q8s(tiles, TASK, xq + c0 * nsb, BLOCK, COLS, y + (int64_t)c0 * ROWS + task * TASK * 16, ROWS);
+    m[5][r] = now() - t0;
   }
   int32_t sink[8];
   double t0 = now(); double pk = qb_avx512_int8_peak_kernel(20000000, sink); pk = pk / (now() - t0) / 1e9;
-  for (int k = 0; k < 4; k++) {
+  for (int k = 0; k < 6; k++) {
     for (int i = 0; i < reps; i++) for (int j = i + 1; j < reps; j++) if (m[k][j] < m[k][i]) { double s = m[k][i]; m[k][i] = m[k][j]; m[k][j] = s; }
-    printf("%s: median %.1f GOP/s (%.0f%% of the int8 peak %.1f), best %.1f\n", k == 3 ? "y in L2" : k == 2 ? "nocopy" : k ? "hot   " : "engine", ops / m[k][reps / 2] / 1e9, 100 * ops / m[k][reps / 2] / 1e9 / pk, pk, ops / m[k][0] / 1e9);
+    printf("%s: median %.1f GOP/s (%.0f%% of the int8 peak %.1f), best %.1f\n", k == 5 ? "tiles hot" : k == 4 ? "acts hot" : k == 3 ? "y in L2" : k == 2 ? "nocopy" : k ? "hot   " : "engine", ops / m[k][reps / 2] / 1e9, 100 * ops / m[k][reps / 2] / 1e9 / pk, pk, ops / m[k][0] / 1e9);
   }
 }
