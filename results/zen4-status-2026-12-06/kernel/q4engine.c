@@ -42,49 +42,36 @@ int main(int argc, char **argv) {
   for (int i = 0; i < COUNT * COLS; i++) x[i] = rand() / (float)RAND_MAX - 0.5f;
   qb_q8s *xq = malloc(sizeof(qb_q8s) * COUNT * nsb);
   for (int c = 0; c < COUNT; c++) qb_avx512_quantize_q8s(x + c * COLS, xq + c * nsb, COLS);
-  double ops = 2.0 * ROWS * COLS * COUNT, m[6][32];
-  for (int r = 0; r < reps; r++) {
-    // engine: every task's tiles copied into the scratch (as packing writes them), then its column blocks
-    double t0 = now();
-    for (int task = 0; task < ROWS / 16 / TASK; task++) {
-      memcpy(scratch, tiles + (int64_t)task * TASK * tb, TASK * tb);
-      for (int c0 = 0; c0 < COUNT; c0 += BLOCK)
-        qb_avx512_gemm_tiles_q8s(scratch, TASK, xq + c0 * nsb, BLOCK, COLS, y + (int64_t)c0 * ROWS + task * TASK * 16, ROWS);
+  // Each way: which of the tiles, the activation rows and the outputs stay those of the first task
+  // and column block, and whether a task's tiles are first copied into the scratch.
+  enum { COPY = 1, TILES_HOT = 2, ACTS_HOT = 4, Y_FIRST_COLUMNS = 8, Y_FIRST_ROWS = 16 };
+  static const struct { const char *name; int how; } ways[] = {
+    {"engine", COPY},  // every task's tiles copied into the scratch (as packing writes them)
+    {"hot   ", TILES_HOT | ACTS_HOT | Y_FIRST_COLUMNS | Y_FIRST_ROWS},
+    {"nocopy", 0},     // each task's tiles read where they were packed
+    {"y in L2", Y_FIRST_COLUMNS},
+    {"acts hot", ACTS_HOT},
+    {"tiles hot", TILES_HOT},
+  };
+  enum { WAYS = sizeof ways / sizeof ways[0] };
+  double ops = 2.0 * ROWS * COLS * COUNT, m[WAYS][32];
+  for (int r = 0; r < reps; r++)
+    for (int k = 0; k < WAYS; k++) {
+      const int how = ways[k].how;
+      double t0 = now();
+      for (int task = 0; task < ROWS / 16 / TASK; task++) {
+        const uint8_t *tp = tiles + (how & TILES_HOT ? 0 : (int64_t)task * TASK * tb);
+        if (how & COPY) tp = memcpy(scratch, tp, TASK * tb);
+        for (int c0 = 0; c0 < COUNT; c0 += BLOCK)
+          qb_avx512_gemm_tiles_q8s(tp, TASK, xq + (how & ACTS_HOT ? 0 : c0 * nsb), BLOCK, COLS,
+                                   y + (how & Y_FIRST_ROWS ? 0 : (int64_t)c0 * ROWS) + (how & Y_FIRST_COLUMNS ? 0 : task * TASK * 16), ROWS);
+      }
+      m[k][r] = now() - t0;
     }
-    m[0][r] = now() - t0;
-    // hot: the first task and column block, as many calls
-    t0 = now();
-    for (int k = 0; k < ROWS / 16 / TASK * COUNT / BLOCK; k++) qb_avx512_gemm_tiles_q8s(tiles, TASK, xq, BLOCK, COLS, y, ROWS);
-    m[1][r] = now() - t0;
-    // engine without the copy: each task's tiles read where they were packed
-    t0 = now();
-    for (int task = 0; task < ROWS / 16 / TASK; task++)
-      for (int c0 = 0; c0 < COUNT; c0 += BLOCK)
-        qb_avx512_gemm_tiles_q8s(tiles + (int64_t)task * TASK * tb, TASK, xq + c0 * nsb, BLOCK, COLS, y + (int64_t)c0 * ROWS + task * TASK * 16, ROWS);
-    m[2][r] = now() - t0;
-    // as nocopy, every task's outputs in the first task's columns (an L2-resident y)
-    t0 = now();
-    for (int task = 0; task < ROWS / 16 / TASK; task++)
-      for (int c0 = 0; c0 < COUNT; c0 += BLOCK)
-        qb_avx512_gemm_tiles_q8s(tiles + (int64_t)task * TASK * tb, TASK, xq + c0 * nsb, BLOCK, COLS, y + (int64_t)c0 * ROWS, ROWS);
-    m[3][r] = now() - t0;
-    // as nocopy, every block the first 16 activation rows (activations hot, tiles as nocopy's)
-    t0 = now();
-    for (int task = 0; task < ROWS / 16 / TASK; task++)
-      for (int c0 = 0; c0 < COUNT; c0 += BLOCK)
-        qb_avx512_gemm_tiles_q8s(tiles + (int64_t)task * TASK * tb, TASK, xq, BLOCK, COLS, y + (int64_t)c0 * ROWS + task * TASK * 16, ROWS);
-    m[4][r] = now() - t0;
-    // as nocopy, every task the first task's tiles (tiles hot, activations as nocopy's)
-    t0 = now();
-    for (int task = 0; task < ROWS / 16 / TASK; task++)
-      for (int c0 = 0; c0 < COUNT; c0 += BLOCK)
-        qb_avx512_gemm_tiles_q8s(tiles, TASK, xq + c0 * nsb, BLOCK, COLS, y + (int64_t)c0 * ROWS + task * TASK * 16, ROWS);
-    m[5][r] = now() - t0;
-  }
   int32_t sink[8];
   double t0 = now(); double pk = qb_avx512_int8_peak_kernel(20000000, sink); pk = pk / (now() - t0) / 1e9;
-  for (int k = 0; k < 6; k++) {
+  for (int k = 0; k < WAYS; k++) {
     for (int i = 0; i < reps; i++) for (int j = i + 1; j < reps; j++) if (m[k][j] < m[k][i]) { double s = m[k][i]; m[k][i] = m[k][j]; m[k][j] = s; }
-    printf("%s: median %.1f GOP/s (%.0f%% of the int8 peak %.1f), best %.1f\n", k == 5 ? "tiles hot" : k == 4 ? "acts hot" : k == 3 ? "y in L2" : k == 2 ? "nocopy" : k ? "hot   " : "engine", ops / m[k][reps / 2] / 1e9, 100 * ops / m[k][reps / 2] / 1e9 / pk, pk, ops / m[k][0] / 1e9);
+    printf("%s: median %.1f GOP/s (%.0f%% of the int8 peak %.1f), best %.1f\n", ways[k].name, ops / m[k][reps / 2] / 1e9, 100 * ops / m[k][reps / 2] / 1e9 / pk, pk, ops / m[k][0] / 1e9);
   }
 }
