@@ -45,8 +45,9 @@ public enum KernelSet: Int32, CaseIterable, Sendable, Comparable, CustomStringCo
     /// Whether the one-row decode streams timed faster without their own prefetches on some CPU
     /// (Q4_0, Q4_K and 4-bit MLX from sixteen-row groups; Q6_K from sixteen-row groups on the
     /// avx512 and avx2 sets; Q8_0 from four-row groups on the avx512 set) prefetch themselves
-    /// (true) or leave it to the hardware prefetcher (false): false on AMD CPUs, true elsewhere,
-    /// unless `QB_STREAM_PREFETCH` says. Results record it.
+    /// (true) or leave it to the hardware prefetcher (false; the avx2 set's Q4_K and Q6_K
+    /// groups then hint each line into L2 far ahead, nothing into L1): false on AMD CPUs from
+    /// Zen 3 on, true elsewhere, unless `QB_STREAM_PREFETCH` says. Results record it.
     public static var streamPrefetch: Bool { qb_kernel_stream_prefetch() != 0 }
 
     /// The environment variable that overrides `q4kDpwssd` ("0" or "1").

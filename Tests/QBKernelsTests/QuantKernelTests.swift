@@ -231,19 +231,23 @@ final class QuantKernelTests: XCTestCase, SeededKernelTestCase {
         }
     }
 
-    /// The one-row decode streams the prefetch switch governs (Q8_0 in four-row groups, Q4_K
-    /// and 4-bit MLX in sixteen-row ones; sixteen-row Q4_0 in `DecodeTileTests`):
-    /// bitwise the same with the kernels' own prefetches and without, on every kernel set,
+    /// The one-row decode streams the prefetch switch governs (Q8_0 in four-row groups, Q4_K,
+    /// Q6_K and 4-bit MLX in sixteen-row ones; sixteen-row Q4_0 in `DecodeTileTests`):
+    /// bitwise the same with the kernels' own prefetches and without (the avx2 set's Q4_K and
+    /// Q6_K then with far L2 hints only), on every kernel set,
     /// and within float rounding of the reference; the CPU's choice restored after.
     func testOneRowStreamsAreTheSameWithAndWithoutPrefetches() throws {
         try onEveryKernelSet {
             let pool = ThreadPool(threads: 1)
-            let cases: [(String, Matrix)] = [
+            var cases: [(String, Matrix)] = [
                 ("Q8_0", try Quantizer.quantize(randoms(36 * 320), rows: 36, cols: 320, to: .ggml(.q8_0), pool: pool)),
                 ("Q4_K", randomBlocks(.q4_K, rows: 48, cols: 768)),
                 ("MLX 4-bit g64", narrowed(try Quantizer.quantize(
                     randoms(48 * 512), rows: 48, cols: 512, to: .mlx(.init(bits: 4, groupSize: 64, scaleType: .f32)), pool: pool), to: .bf16)),
             ]
+            // Q6_K's sixteen-row groups, which the vector sets repack into (the portable set reads
+            // them but does not repack).
+            if KernelSet.active != .portable { cases.append(("Q6_K", randomBlocks(.q6_K, rows: 48, cols: 768))) }
             for (name, plain) in cases {
                 let packed = try XCTUnwrap(plain.interleavedForDecode(pool: pool), name)
                 let x = randoms(plain.cols, scale: 3)

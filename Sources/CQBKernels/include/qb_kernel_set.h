@@ -29,7 +29,8 @@ const char *qb_kernel_set_name(int32_t set);
 // Whether the one-row decode streams qb_set_stream_prefetch names (Q4_0, Q4_K and 4-bit MLX
 // from sixteen-row groups, Q6_K from sixteen-row groups on the AVX-512 and AVX2 sets, Q8_0
 // from four-row groups on the AVX-512 set) prefetch themselves (1) or leave it to the
-// hardware prefetcher (0): 0 on AMD CPUs, 1
+// hardware prefetcher (0; the AVX2 set's Q4_K and Q6_K groups then hint L2 far ahead only):
+// 0 on AMD CPUs from Zen 3 on, 1
 // elsewhere, unless the environment variable QB_STREAM_PREFETCH (or its first name, QB_X16_PREFETCH) is "0" or "1".
 // Every set is tuned so before the first is made active; results record it.
 int32_t qb_kernel_stream_prefetch(void);

@@ -40,7 +40,8 @@ void qb_matvec_q4_0_x16(const void *w, const qb_q8a *const *xs, const int32_t *c
 // to L2, the lines 2 KiB ahead to L1), Q4_K and 4-bit MLX from sixteen-row groups
 // (qb_matvec_q4_k_x16, qb_matvec_mlx_x16), Q6_K from sixteen-row groups on the AVX-512 and
 // AVX2 sets (qb_matvec_q6_k_x16) and, on the AVX-512 set, Q8_0 from four-row groups
-// (qb_matvec_repacked). Batches always prefetch. The set's kernels read it on each call;
+// (qb_matvec_repacked). Off, the AVX2 set's Q4_K and Q6_K groups still hint each line into L2
+// far ahead (no L1 prefetch). Batches always prefetch. The set's kernels read it on each call;
 // qb_dispatch.c sets it for the CPU when it first chooses a set (QB_STREAM_PREFETCH=0 or 1
 // overrides). Returns the setting it replaces.
 int32_t qb_set_stream_prefetch(int32_t on);

@@ -933,6 +933,20 @@ static inline __attribute__((always_inline)) void x16_prefetch(const uint8_t *g,
     }
 }
 
+// Where the streams leave the rest to the hardware prefetcher (qb_set_stream_prefetch off, AMD
+// CPUs), the AVX2 set's one-row Q4_K and Q6_K group kernels still hint each line into L2
+// X16_FAR bytes ahead, with no L1 prefetch. On Zen 4, one thread streaming the 1B's layer
+// matrices (Q4_K) and head (Q6_K) from memory read 1.05-1.12x and 0.97-1.16x as fast so, in
+// three and two runs; a one-thread 1B Q4_K_M decode ran 1.064x as fast [1.027, 1.101], two
+// threads the same (0.986 [0.901, 1.088]). The AVX-512 set's kernels read 0.71-0.83x as fast
+// with such hints and go without (results/decode-far-l2-zen4-2026-12-06/).
+enum { X16_FAR = 24576 };
+static inline __attribute__((always_inline)) void x16_prefetch_far(const uint8_t *g, int j) {
+    for (int l = 0; l < 4; l++) _mm_prefetch((const char *)g + X16_FAR + 256 * j + 64 * l, _MM_HINT_T1);
+    if (j == 0)
+        for (int l = 0; l < 4; l++) _mm_prefetch((const char *)g + X16_FAR + 2048 + 64 * l, _MM_HINT_T1);
+}
+
 // vpshufb indices copying each 32-bit lane's low 16 bits into both its halves (each index
 // plus 2: its high 16 bits), for the AVX2 kernels' per-row scale pairs.
 static inline __m256i lane_low16_twice(void) {
@@ -1178,7 +1192,8 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2_rows(const uint8
 // and each half's vectors split into nibbles as they are used. On Zen 4, against a pass per
 // half: 11% more GB/s in L2, two-thread 1B Q4_K_M decode 7-8% faster; streaming one matrix
 // alone from memory on one thread, 0.89-0.94x in one hour and 1.08-1.11x in another
-// (results/q4k-x16-halves-avx2-zen4-2026-12-02/).
+// (results/q4k-x16-halves-avx2-zen4-2026-12-02/). With `pf` the kernel's own prefetches
+// (x16_prefetch), without far L2 hints only (x16_prefetch_far).
 static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g, const qb_q8k *a, float *y, int64_t nb, const int pf) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -1188,6 +1203,7 @@ static inline __attribute__((always_inline)) void q4_K_x16_avx2(const uint8_t *g
         q4k_x16_mins_avx2(mn2, a + i, msum);
         for (int j = 0; j < 8; j++) {
             if (pf) x16_prefetch(g, j);
+            else x16_prefetch_far(g, j);
             const uint8_t *q = g + QB_Q4K_X16_QS + 256 * j;
             const int8_t *x = a[i].qs + 32 * j;
             __m256i p[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
@@ -1313,7 +1329,8 @@ static inline __attribute__((always_inline)) void q6_K_x16_512_rows(const uint8_
 // vpmaddwd against (sc_j, sc_j) per row. The offset term takes one vpmaddwd per pair of
 // sub-blocks: the rows' (sc_2p, sc_2p+1) against (S_2p, S_2p+1). R activation rows
 // (1..QB_Q4K_X16_BATCH) at once, each row's arithmetic the same whatever R, so its outputs
-// are bitwise what it gets alone. With `pf` the group-block two ahead is prefetched.
+// are bitwise what it gets alone. With `pf` the group-block two ahead is prefetched, without
+// each line only into L2, X16_FAR ahead (as x16_prefetch_far).
 static inline __attribute__((always_inline)) void q6_K_x16_avx2_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
                                                                      int64_t y0, int64_t nb, const int R, const int pf) {
     const __m256i first = lane_low16_twice(), second = _mm256_add_epi8(first, _mm256_set1_epi8(2));
@@ -1326,6 +1343,8 @@ static inline __attribute__((always_inline)) void q6_K_x16_avx2_rows(const uint8
             for (int k = 0; k < R; k++) isum[h][k] = off[h][k] = _mm256_setzero_si256();
         for (int p = 0; p < 8; p++) {
             if (pf) q6k_x16_prefetch(g, p);
+            else
+                for (int l = 0; l < 7; l++) _mm_prefetch((const char *)g + X16_FAR + 448 * p + 64 * l, _MM_HINT_T1);
             for (int h = 0; h < 2; h++) {
                 __m256i v[8];
                 q6k_x16_values_256(g + q6k_x16_qs(p) + 32 * h, v);

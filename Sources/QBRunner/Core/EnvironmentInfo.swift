@@ -74,7 +74,7 @@ public struct EnvironmentInfo: Codable, Sendable, Equatable {
             swift: \(swiftVersion)
             flags: \(buildFlags.joined(separator: " "))
             kernels: \(KernelSet.active.name) (this CPU's best: \(KernelSet.best.name); \(KernelSet.environmentVariable)=\(KernelSet.allCases.map(\.name).joined(separator: "|")) lowers it)
-            one-row decode streams prefetch themselves: \(KernelSet.streamPrefetch ? "yes" : "no, the hardware prefetcher does") (Q4_0, Q4_K, Q6_K and 4-bit MLX in sixteen-row groups, Q8_0 on avx512; \(KernelSet.streamPrefetchVariable)=0|1 sets it)
+            one-row decode streams prefetch themselves: \(KernelSet.streamPrefetch ? "yes" : "no, the hardware prefetcher does (avx2's Q4_K and Q6_K hint L2 far ahead)") (Q4_0, Q4_K, Q6_K and 4-bit MLX in sixteen-row groups, Q8_0 on avx512; \(KernelSet.streamPrefetchVariable)=0|1 sets it)
             avx512 Q4_K prefill scales: \(KernelSet.q4kDpwssd ? "vpdpwssd per 16 values" : "vpmulld per 32 values") (the same outputs; \(KernelSet.q4kDpwssdVariable)=0|1 sets it)
             """
     }
