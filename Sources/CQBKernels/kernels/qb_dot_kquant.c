@@ -1285,6 +1285,12 @@ static inline __attribute__((always_inline)) void q6k_x16_prefetch(const uint8_t
     for (int l = 0; l < 7; l++) _mm_prefetch(at + 64 * l, _MM_HINT_T0);
     qb_prefetch_l2(g + 448 * p, 7);
 }
+
+// Where the stream is left to the hardware prefetcher: the same seven lines into L2 only,
+// X16_FAR ahead (as x16_prefetch_far for Q4_K).
+static inline __attribute__((always_inline)) void q6k_x16_prefetch_far(const uint8_t *g, int p) {
+    for (int l = 0; l < 7; l++) _mm_prefetch((const char *)g + X16_FAR + 448 * p + 64 * l, _MM_HINT_T1);
+}
 #endif
 
 #if defined(QB_AVX512)
@@ -1329,8 +1335,8 @@ static inline __attribute__((always_inline)) void q6_K_x16_512_rows(const uint8_
 // vpmaddwd against (sc_j, sc_j) per row. The offset term takes one vpmaddwd per pair of
 // sub-blocks: the rows' (sc_2p, sc_2p+1) against (S_2p, S_2p+1). R activation rows
 // (1..QB_Q4K_X16_BATCH) at once, each row's arithmetic the same whatever R, so its outputs
-// are bitwise what it gets alone. With `pf` the group-block two ahead is prefetched, without
-// each line only into L2, X16_FAR ahead (as x16_prefetch_far).
+// are bitwise what it gets alone. With `pf` the group-block two ahead is prefetched
+// (q6k_x16_prefetch), without each line only into L2, far ahead (q6k_x16_prefetch_far).
 static inline __attribute__((always_inline)) void q6_K_x16_avx2_rows(const uint8_t *g, const qb_q8k *const *xs, float *const *ys,
                                                                      int64_t y0, int64_t nb, const int R, const int pf) {
     const __m256i first = lane_low16_twice(), second = _mm256_add_epi8(first, _mm256_set1_epi8(2));
@@ -1343,8 +1349,7 @@ static inline __attribute__((always_inline)) void q6_K_x16_avx2_rows(const uint8
             for (int k = 0; k < R; k++) isum[h][k] = off[h][k] = _mm256_setzero_si256();
         for (int p = 0; p < 8; p++) {
             if (pf) q6k_x16_prefetch(g, p);
-            else
-                for (int l = 0; l < 7; l++) _mm_prefetch((const char *)g + X16_FAR + 448 * p + 64 * l, _MM_HINT_T1);
+            else q6k_x16_prefetch_far(g, p);
             for (int h = 0; h < 2; h++) {
                 __m256i v[8];
                 q6k_x16_values_256(g + q6k_x16_qs(p) + 32 * h, v);
